@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Run a command on the lent GPU machine (the `device` tool), which has Python 3.12, numpy, torch and
+# pytest but no GL loader, no moderngl and no network. Needs, carried with the call:
+#   .gl/   the Debian GL loader packages,  .whl/  the wheels,  .data/mnist/  the four MNIST files
+# (see ../shared/device/README.md for how to fill them once). Usage from the device tool:
+#   bash .ci/device.sh python3 -m pytest tests -q
+set -eo pipefail
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MNIST_DIR=$PWD/.data/mnist MPLBACKEND=Agg
+python3 -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
+"$@"

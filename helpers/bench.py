@@ -1,0 +1,63 @@
+"""The committed benchmark: every GPU figure in the README and the notebooks' result tables comes from here.
+
+    python -m helpers.bench matmul           # the matmul ladder against NumPy (and cuBLAS if torch is there)
+    python -m helpers.bench inference        # 10,000-image forward pass: upload, kernels, readback
+    python -m helpers.bench train            # one MNIST epoch of 784-128-10 at batch 128
+    python -m helpers.bench all --out notebooks/results/bench-h100.json
+
+Each benchmark lives in its own module (bench_<name>.py) with `run(ctx, quick) -> list of row dicts`
+and prints its own table. This file makes the context, runs them, and writes one JSON file that records
+the device, driver and date beside the rows. QUICK=1 (or --quick) shrinks sizes for a software renderer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib
+import json
+import platform
+from pathlib import Path
+
+from . import gl, mode
+
+BENCHES = ("matmul", "inference", "train", "fused")
+RESULTS = Path(__file__).resolve().parent.parent / "notebooks" / "results"
+
+
+def device_record(ctx) -> dict:
+    return {"renderer": ctx.info["GL_RENDERER"], "gl_version": ctx.info["GL_VERSION"],
+            "describe": gl.describe(ctx), "software": gl.is_software(ctx), "host": platform.node(),
+            "date": datetime.date.today().isoformat()}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("which", nargs="+", choices=BENCHES + ("all",))
+    parser.add_argument("--quick", action="store_true", help="small sizes (default: QUICK environment variable)")
+    parser.add_argument("--out", type=Path, help="JSON file to write (default: print only)")
+    args = parser.parse_args(argv)
+    quick = args.quick or mode.is_quick()
+    ctx = gl.create_context()
+    record = {"device": device_record(ctx), "quick": quick, "benches": {}}
+    print(f"device: {record['device']['describe']}   ({'QUICK' if quick else 'full'} sizes)")
+    names = BENCHES if "all" in args.which else args.which
+    for name in names:
+        try:
+            module = importlib.import_module(f"helpers.bench_{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"helpers.bench_{name}":
+                raise
+            print(f"\n== {name}: not written yet (helpers/bench_{name}.py)")
+            continue
+        print(f"\n== {name}")
+        record["benches"][name] = module.run(ctx, quick)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(record, indent=1, default=float) + "\n")
+        print(f"\nwrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

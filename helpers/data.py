@@ -1,0 +1,135 @@
+"""MNIST: the four original files, fetched and checksummed by tensorflow-datasets' download manager.
+
+Introduced in notebook 01. No TensorFlow is needed: we take the URLs and sha256 checksums that
+tensorflow-datasets registers for its `mnist` builder, let its DownloadManager fetch and verify the
+four .gz files, and parse the IDX format ourselves.
+
+Where the files come from, in order:
+  1. `MNIST_DIR`, if set: a folder holding the four original .gz files (offline use). Nothing is
+     downloaded; each file is checked against the registered size and sha256.
+  2. otherwise tensorflow-datasets' cache, `$TFDS_DATA_DIR/downloads` (default
+     ~/tensorflow_datasets/downloads), downloading once if needed.
+
+    (X_train, y_train), (X_test, y_test) = load_mnist()   # uint8 (N, 28, 28), uint8 (N,)
+    X = normalise(X_train)                                # float32 (N, 784) in [0, 1]
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+}
+COUNTS = {"train": 60_000, "test": 10_000}
+
+
+class DatasetError(RuntimeError):
+    """A dataset file is missing, truncated or corrupt."""
+
+
+def registered_files() -> dict[str, tuple[str, int, str]]:
+    """{filename: (url, size in bytes, sha256)} as tensorflow-datasets registers them for `mnist`."""
+    from tensorflow_datasets.image_classification import mnist
+
+    return {info.filename: (url, int(info.size), info.checksum) for url, info in mnist.MNIST.url_infos.items()}
+
+
+def cache_dir() -> Path:
+    """Where tensorflow-datasets keeps downloads: $TFDS_DATA_DIR/downloads or ~/tensorflow_datasets/downloads."""
+    root = os.environ.get("TFDS_DATA_DIR") or os.path.join("~", "tensorflow_datasets")
+    return Path(root).expanduser() / "downloads"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify(path: Path, size: int, sha256: str) -> None:
+    """Raise DatasetError unless `path` exists with the registered size and sha256."""
+    fix = (f"Put a good copy of {path.name} (from the MNIST page, or the tensorflow-datasets mirror) in "
+           f"{path.parent}, or unset MNIST_DIR to download it.")
+    if not path.is_file():
+        raise DatasetError(f"MNIST file missing: {path}\n{fix}")
+    actual = path.stat().st_size
+    if actual != size:
+        kind = "truncated" if actual < size else "too long"
+        raise DatasetError(f"MNIST file {kind}: {path} has {actual} bytes, expected {size}.\n{fix}")
+    if _sha256(path) != sha256:
+        raise DatasetError(f"MNIST file corrupt: {path} has the right size but not sha256 {sha256}.\n{fix}")
+
+
+def fetch(offline_dir: str | os.PathLike | None = None, quiet: bool = True) -> dict[str, Path]:
+    """Paths of the four verified .gz files, from `offline_dir` (or $MNIST_DIR) or tfds' cache."""
+    offline_dir = offline_dir or os.environ.get("MNIST_DIR")
+    registry = registered_files()
+    if offline_dir:
+        folder = Path(offline_dir).expanduser()
+        paths = {}
+        for name, (_url, size, sha) in registry.items():
+            verify(folder / name, size, sha)
+            paths[name] = folder / name
+        return paths
+
+    import tensorflow_datasets as tfds
+    from tensorflow_datasets.image_classification import mnist
+
+    if quiet:
+        tfds.disable_progress_bar()
+    manager = tfds.download.DownloadManager(
+        download_dir=cache_dir(), url_infos=mnist.MNIST.url_infos, dataset_name="mnist",
+        force_checksums_validation=True)
+    try:
+        downloaded = manager.download({name: url for name, (url, _s, _h) in registry.items()})
+    except Exception as exc:
+        raise DatasetError(
+            f"Could not download MNIST into {cache_dir()}: {type(exc).__name__}: {exc}\n"
+            "Offline? Put the four original .gz files in a folder and set MNIST_DIR to it.") from None
+    return {name: Path(path) for name, path in downloaded.items()}
+
+
+def read_idx(path: str | os.PathLike) -> np.ndarray:
+    """Parse an IDX file (gzipped or not): magic 0x0000 + dtype byte + ndim byte, big-endian sizes, data."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as f:
+            raw = f.read()
+    except (OSError, EOFError) as exc:
+        raise DatasetError(f"Cannot read {path}: {exc}. Replace it with a good copy.") from None
+    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
+        raise DatasetError(f"{path} is not an IDX file of unsigned bytes (magic {raw[:4].hex()}).")
+    ndim = raw[3]
+    shape = tuple(int.from_bytes(raw[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    data = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
+    if data.size != int(np.prod(shape)):
+        raise DatasetError(f"{path}: header says {shape}, but it holds {data.size} values.")
+    return data.reshape(shape)
+
+
+def load_mnist(offline_dir: str | os.PathLike | None = None, quiet: bool = True):
+    """((X_train, y_train), (X_test, y_test)): uint8 images (N, 28, 28) and uint8 labels (N,)."""
+    paths = fetch(offline_dir, quiet=quiet)
+    out = []
+    for split in ("train", "test"):
+        images_file, labels_file = FILES[split]
+        images, labels = read_idx(paths[images_file]), read_idx(paths[labels_file])
+        if images.shape != (COUNTS[split], 28, 28) or labels.shape != (COUNTS[split],):
+            raise DatasetError(f"MNIST {split}: unexpected shapes {images.shape}, {labels.shape}")
+        out.append((images, labels))
+    return tuple(out)
+
+
+def normalise(images: np.ndarray) -> np.ndarray:
+    """uint8 (N, 28, 28) -> float32 (N, 784) in [0, 1]."""
+    return (images.reshape(len(images), -1) / np.float32(255)).astype(np.float32)

@@ -1,0 +1,312 @@
+"""OpenGL plumbing for the series: a compute-capable context, shaders loaded from glsl/, GPU arrays.
+
+Introduced in notebook 02. Importing this module creates nothing; call `create_context()`.
+
+    ctx = create_context()                      # OpenGL >= 4.3: the platform default, then EGL
+    print(describe(ctx))                        # renderer | OpenGL version | backend
+    k = Kernel(ctx, "matmul_1_naive.comp")      # compiled from glsl/, errors name file and line
+    A, B = upload(ctx, a, "A"), upload(ctx, b, "B")
+    C = empty(ctx, (M, N), name="C")            # filled with NaN, so an unwritten element shows
+    k.run(groups, bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+    c = C.read()
+
+`Kernel.run` checks that every buffer the shader declares is bound and has the element type the shader
+reads; `GPUArray.write` checks shape and dtype. Both name the binding or array that is wrong.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+GLSL_DIR = Path(__file__).resolve().parent.parent / "glsl"
+
+# GLSL element types of a storage-buffer array, and the NumPy dtype that matches them in std430.
+_GLSL_DTYPES = {
+    "float": np.float32, "vec2": np.float32, "vec4": np.float32,
+    "uint": np.uint32, "uvec2": np.uint32, "uvec4": np.uint32,
+    "int": np.int32, "ivec2": np.int32, "ivec4": np.int32,
+}
+_ALLOWED_DTYPES = (np.float32, np.uint32, np.int32)
+
+
+class GLContextError(RuntimeError):
+    """No OpenGL 4.3 context (compute shaders) could be created."""
+
+
+class ShaderError(RuntimeError):
+    """A shader failed to compile or was used in a way its source does not allow."""
+
+
+# --------------------------------------------------------------------------------------------
+# Context
+# --------------------------------------------------------------------------------------------
+
+def create_context(require: int = 430, backends: tuple[str, ...] = ("default", "egl")):
+    """Return a standalone moderngl context with at least OpenGL `require` (430 = 4.3, compute shaders).
+
+    Tries the platform's default backend first (a desktop session, WGL on Windows), then EGL, which
+    works on headless Linux with a GPU driver or with Mesa's software renderer (llvmpipe).
+    Raises GLContextError listing every attempt and how to get a working context.
+    """
+    import moderngl
+
+    tried = []
+    for backend in backends:
+        kwargs = {} if backend == "default" else {"backend": backend}
+        try:
+            ctx = moderngl.create_standalone_context(require=require, **kwargs)
+        except Exception as exc:  # moderngl raises bare Exception for missing displays and libraries
+            tried.append(f"  {backend:8s} {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}")
+            continue
+        if ctx.version_code < require:
+            tried.append(f"  {backend:8s} gave OpenGL {ctx.version_code / 100:.1f} only")
+            ctx.release()
+            continue
+        ctx.extra = {"backend": backend}
+        return ctx
+    raise GLContextError(_no_context_message(require, tried))
+
+
+def _no_context_message(require: int, tried: list[str]) -> str:
+    lines = [f"Could not create an OpenGL {require // 100}.{require % 100 // 10} context (compute shaders need 4.3).",
+             "Tried:", *tried, "How to get one:"]
+    if sys.platform == "darwin":
+        lines.append("  macOS stops at OpenGL 4.1 and has no compute shaders: run the series on Linux or Windows "
+                     "(a cloud machine or a Linux VM with Mesa works).")
+    lines += [
+        "  Linux with a GPU: install the vendor's driver (NVIDIA, or Mesa for AMD and Intel).",
+        "  Linux without a GPU, or headless: install Mesa's EGL and software renderer, e.g.",
+        "    sudo apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri",
+        "  (llvmpipe: correct but slow). Check with: python -m helpers.gl",
+        "  Windows: install your GPU vendor's current driver.",
+    ]
+    return "\n".join(lines)
+
+
+def is_software(ctx) -> bool:
+    """True on a software renderer (Mesa's llvmpipe/softpipe, SwiftShader): correct, slow, no GPU clock."""
+    renderer = ctx.info.get("GL_RENDERER", "").lower()
+    return any(name in renderer for name in ("llvmpipe", "softpipe", "swiftshader", "software"))
+
+
+def describe(ctx) -> str:
+    """One line: renderer | OpenGL version string (it carries the driver version) | backend."""
+    backend = getattr(ctx, "extra", None) or {}
+    return (f"{ctx.info['GL_RENDERER']} | OpenGL {ctx.info['GL_VERSION']} | "
+            f"backend {backend.get('backend', '?')}")
+
+
+def barrier(ctx) -> None:
+    """Make every shader write visible to every later command (dispatches, buffer reads)."""
+    ctx.memory_barrier()
+
+
+# --------------------------------------------------------------------------------------------
+# Shaders
+# --------------------------------------------------------------------------------------------
+
+def shader_path(name: str) -> Path:
+    """glsl/<name>, with a clear error listing the shaders when it does not exist."""
+    path = GLSL_DIR / name
+    if not path.is_file():
+        known = ", ".join(sorted(p.name for p in GLSL_DIR.glob("*.comp"))) or "(none)"
+        raise ShaderError(f"No shader {name!r} in {GLSL_DIR}. Shaders there: {known}")
+    return path
+
+
+def shader_source(name: str, defines: dict | None = None) -> str:
+    """The source of glsl/<name> with `#define NAME value` lines rewritten from `defines`.
+
+    Only defines the file already has can be changed, so line numbers in error messages stay those of
+    the file on disk.
+    """
+    source = shader_path(name).read_text()
+    for key, value in (defines or {}).items():
+        pattern = re.compile(rf"^([ \t]*#define[ \t]+{re.escape(key)})\b[^\n]*$", re.MULTILINE)
+        source, count = pattern.subn(lambda m: f"{m.group(1)} {value}", source)
+        if count == 0:
+            tunables = re.findall(r"^[ \t]*#define[ \t]+(\w+)", source, re.MULTILINE)
+            raise ShaderError(f"{name} has no `#define {key}` to override; its tunables are: "
+                              f"{', '.join(tunables) or '(none)'}")
+    return source
+
+
+def _compile_error(name: str, source: str, message: str) -> ShaderError:
+    """Turn a driver's compile log into 'glsl/file.comp:LINE: message' lines with the source line."""
+    lines = source.splitlines()
+    out = [f"{name} failed to compile:"]
+    for entry in message.splitlines():
+        # Mesa: "0:12(5): error: ...", NVIDIA: "0(12) : error C1008: ...", AMD: "ERROR: 0:12: ..."
+        match = re.search(r"(?:^|\s)\d+(?::(\d+)\(\d+\)|\((\d+)\)|:(\d+):)", entry)
+        if "error" not in entry.lower() or not match:
+            continue
+        number = int(next(g for g in match.groups() if g))
+        text = lines[number - 1].strip() if 0 < number <= len(lines) else ""
+        out.append(f"  glsl/{name}:{number}: {entry.strip()}")
+        if text:
+            out.append(f"      {number} | {text}")
+    if len(out) == 1:
+        out.append(message.strip())
+    return ShaderError("\n".join(out))
+
+
+def compile_shader(ctx, name: str, defines: dict | None = None):
+    """A moderngl ComputeShader from glsl/<name>; a failure raises ShaderError naming file and line."""
+    source = shader_source(name, defines)
+    try:
+        return ctx.compute_shader(source)
+    except Exception as exc:
+        raise _compile_error(name, source, str(exc)) from None
+
+
+def storage_buffers(source: str) -> dict[int, tuple[str, type]]:
+    """The storage buffers a shader declares: {binding: (block name, NumPy dtype of its elements)}."""
+    found = {}
+    pattern = re.compile(r"layout\s*\(([^)]*)\)\s*((?:\w+\s+)*)buffer\s+(\w+)\s*\{([^}]*)\}", re.MULTILINE)
+    for layout, _qualifiers, block, body in pattern.findall(_strip_comments(source)):
+        binding = re.search(r"binding\s*=\s*(\d+)", layout)
+        member = re.search(r"(\w+)\s+\w+\s*\[", body)
+        if binding and member:
+            found[int(binding.group(1))] = (block, _GLSL_DTYPES.get(member.group(1)))
+    return found
+
+
+def _strip_comments(source: str) -> str:
+    return re.sub(r"//[^\n]*|/\*.*?\*/", "", source, flags=re.DOTALL)
+
+
+class Kernel:
+    """A compute shader from glsl/ with checked bindings and uniforms.
+
+    `run(groups, bindings={0: A, ...}, **uniforms)` binds the GPUArrays, sets the uniforms, dispatches,
+    and (by default) issues a memory barrier so the next dispatch or read sees the writes.
+    """
+
+    def __init__(self, ctx, name: str, defines: dict | None = None):
+        self.ctx, self.name, self.defines = ctx, name, dict(defines or {})
+        self.source = shader_source(name, defines)
+        self.program = compile_shader(ctx, name, defines)
+        self.buffers = storage_buffers(self.source)
+
+    def __repr__(self):
+        return f"Kernel({self.name!r}, defines={self.defines})"
+
+    def set(self, **uniforms) -> None:
+        """Set uniforms by name; an unknown name lists the ones the compiled shader has."""
+        for key, value in uniforms.items():
+            try:
+                self.program[key].value = value
+            except KeyError:
+                active = sorted(k for k in self.program)
+                raise ShaderError(f"{self.name} has no active uniform {key!r}; it has {active}. "
+                                  "(A uniform the shader never reads is removed by the compiler.)") from None
+
+    def bind(self, bindings: dict) -> None:
+        """Bind GPUArrays to binding points after checking them against the shader's declarations."""
+        missing = sorted(set(self.buffers) - set(bindings))
+        if missing:
+            names = ", ".join(f"{b} ({self.buffers[b][0]})" for b in missing)
+            raise ShaderError(f"{self.name}: binding(s) {names} not given")
+        for binding, array in bindings.items():
+            if binding not in self.buffers:
+                raise ShaderError(f"{self.name} declares no storage buffer at binding {binding}; "
+                                  f"it has {sorted(self.buffers)}")
+            block, dtype = self.buffers[binding]
+            if isinstance(array, GPUArray):
+                if dtype is not None and array.dtype != np.dtype(dtype):
+                    raise ShaderError(f"{self.name}: binding {binding} ({block}) holds {np.dtype(dtype).name} "
+                                      f"elements, but GPUArray {array.name!r} is {array.dtype.name}")
+                array.buffer.bind_to_storage_buffer(binding)
+            else:  # a bare moderngl.Buffer: nothing to check but that it is one
+                array.bind_to_storage_buffer(binding)
+
+    def run(self, group_x: int = 1, group_y: int = 1, group_z: int = 1, *, bindings: dict | None = None,
+            barrier: bool = True, **uniforms) -> None:
+        if bindings is not None:
+            self.bind(bindings)
+        if uniforms:
+            self.set(**uniforms)
+        self.program.run(int(group_x), int(group_y), int(group_z))
+        if barrier:
+            self.ctx.memory_barrier()
+
+
+def groups(n: int, local: int) -> int:
+    """Work groups needed to cover n items with `local` threads each: ceil(n / local)."""
+    return max(1, -(-int(n) // int(local)))
+
+
+# --------------------------------------------------------------------------------------------
+# GPU arrays: a storage buffer that remembers its shape and dtype
+# --------------------------------------------------------------------------------------------
+
+class GPUArray:
+    """A storage buffer with a NumPy shape and dtype (float32, uint32 or int32), row-major."""
+
+    def __init__(self, ctx, shape, dtype=np.float32, name: str = "array", data=None):
+        self.ctx, self.name = ctx, name
+        self.shape = tuple(int(s) for s in np.atleast_1d(shape)) if shape != () else ()
+        self.dtype = np.dtype(dtype)
+        if self.dtype.type not in _ALLOWED_DTYPES:
+            raise TypeError(f"GPUArray {name!r}: dtype {self.dtype.name} is not one a shader reads; "
+                            "use float32, uint32 or int32 (convert with .astype(np.float32))")
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.nbytes = self.size * self.dtype.itemsize
+        if self.nbytes == 0:
+            raise ValueError(f"GPUArray {name!r}: shape {self.shape} has no elements")
+        self.buffer = ctx.buffer(reserve=self.nbytes) if data is None else None
+        if data is not None:
+            self.buffer = ctx.buffer(self._checked(data).tobytes())
+
+    def __repr__(self):
+        return f"GPUArray({self.name!r}, shape={self.shape}, dtype={self.dtype.name})"
+
+    def _checked(self, array) -> np.ndarray:
+        array = np.asarray(array)
+        if array.dtype != self.dtype or array.shape != self.shape:
+            hint = f" Convert with .astype(np.{self.dtype.name})." if array.dtype != self.dtype else ""
+            raise ValueError(f"GPUArray {self.name!r} holds {self.dtype.name} {self.shape}; "
+                             f"got {array.dtype.name} {array.shape}.{hint}")
+        return np.ascontiguousarray(array)
+
+    def write(self, array, offset: int = 0) -> None:
+        """Upload `array` (same shape and dtype) into the existing buffer: no new allocation."""
+        self.buffer.write(self._checked(array), offset=offset)
+
+    def read(self, out: np.ndarray | None = None) -> np.ndarray:
+        """Read the buffer back: a new array, or into `out` (same shape and dtype) with no allocation."""
+        if out is None:
+            return np.frombuffer(self.buffer.read(), dtype=self.dtype).reshape(self.shape)
+        self._checked(out)
+        self.buffer.read_into(out)
+        return out
+
+    def fill(self, value) -> None:
+        """Set every element to `value` on the GPU (NaN poisons an output before a dispatch)."""
+        self.buffer.clear(chunk=np.array(value, dtype=self.dtype).tobytes())
+
+    def release(self) -> None:
+        self.buffer.release()
+
+
+def upload(ctx, array, name: str = "array") -> GPUArray:
+    """A new GPUArray holding `array`, which must already be float32, uint32 or int32."""
+    array = np.asarray(array)
+    return GPUArray(ctx, array.shape, array.dtype, name=name, data=array)
+
+
+def empty(ctx, shape, dtype=np.float32, name: str = "array", fill=np.nan) -> GPUArray:
+    """A new GPUArray filled with `fill` (NaN by default; None leaves it uninitialised)."""
+    array = GPUArray(ctx, shape, dtype, name=name)
+    if fill is not None:
+        array.fill(fill if np.dtype(dtype).kind == "f" or not (isinstance(fill, float) and np.isnan(fill))
+                   else np.iinfo(np.dtype(dtype)).max)
+    return array
+
+
+if __name__ == "__main__":  # python -m helpers.gl: say what this machine gives
+    print(describe(create_context()))

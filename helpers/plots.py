@@ -1,0 +1,147 @@
+"""Figures for the series: training curves, digit grids, transfer-vs-kernel bars, a live training plot.
+
+Introduced in notebook 01. Each function draws one figure and returns it; assign the result
+(`fig = curves(history)`) so Jupyter shows the figure once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# One colour per phase, the same in every notebook.
+PHASE_COLOURS = {
+    "python": "#bbbbbb", "upload": "#4c72b0", "dispatch": "#8172b2", "kernel": "#55a868",
+    "sync": "#ccb974", "readback": "#c44e52", "numpy": "#dd8452",
+}
+
+
+def curves(history: dict, title: str = ""):
+    """Loss and accuracy per epoch from a history dict (keys loss, train_acc, test_acc)."""
+    import matplotlib.pyplot as plt
+
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.5))
+    epochs = np.arange(1, len(history["loss"]) + 1)
+    ax_loss.plot(epochs, history["loss"], marker="o")
+    ax_loss.set(xlabel="epoch", ylabel="training loss (mean cross-entropy)", yscale="log")
+    for key, label in (("train_acc", "train"), ("test_acc", "test")):
+        if history.get(key):
+            ax_acc.plot(epochs, 100 * np.asarray(history[key]), marker="o", label=label)
+    ax_acc.set(xlabel="epoch", ylabel="accuracy (%)")
+    ax_acc.legend()
+    for ax in (ax_loss, ax_acc):
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def digit_grid(images: np.ndarray, labels=None, predicted=None, cols: int = 10, title: str = ""):
+    """A grid of 28x28 digits; with `predicted`, each title is 'pred (true)' and mistakes are red."""
+    import matplotlib.pyplot as plt
+
+    images = np.asarray(images).reshape(len(images), 28, 28)
+    rows = -(-len(images) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(cols * 1.1, rows * 1.3), squeeze=False)
+    for ax in axes.flat:
+        ax.axis("off")
+    for i, ax in enumerate(axes.flat[:len(images)]):
+        ax.imshow(images[i], cmap="gray_r")
+        if predicted is not None:
+            wrong = labels is not None and predicted[i] != labels[i]
+            text = f"{predicted[i]}" + (f" ({labels[i]})" if wrong else "")
+            ax.set_title(text, color="red" if wrong else "black", fontsize=9)
+            if wrong:
+                ax.axis("on")
+                ax.set_xticks([]), ax.set_yticks([])
+                for spine in ax.spines.values():
+                    spine.set_color("red"), spine.set_linewidth(2)
+        elif labels is not None:
+            ax.set_title(str(labels[i]), fontsize=9)
+    fig.suptitle(title or ("predicted (true label where wrong)" if predicted is not None else ""))
+    fig.tight_layout()
+    return fig
+
+
+def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str = "", log: bool = False):
+    """Stacked horizontal bars: one bar per row (a version, a batch size), one segment per phase.
+
+    rows = {"naive": {"upload": 1e-5, "kernel": 2e-6, "readback": 8e-6}, ...}, seconds.
+    """
+    import matplotlib.pyplot as plt
+
+    names = list(rows)
+    phases = list(dict.fromkeys(p for r in rows.values() for p in r))
+    fig, ax = plt.subplots(figsize=(9, 0.55 * len(names) + 1.5))
+    left = np.zeros(len(names))
+    for i, phase in enumerate(phases):
+        values = np.array([rows[n].get(phase, 0.0) * scale for n in names])
+        colour = PHASE_COLOURS.get(phase, plt.cm.tab10(i % 10))
+        ax.barh(names, values, left=left, label=phase, color=colour)
+        left += values
+    for y, total in enumerate(left):
+        ax.text(total, y, f" {total:.3g} {unit}", va="center", fontsize=9)
+    ax.invert_yaxis()
+    ax.set(xlabel=f"time ({unit})", title=title)
+    if log:
+        ax.set_xscale("log")
+    ax.set_xlim(right=left.max() * (3 if log else 1.25))
+    ax.legend(loc="lower right", fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+class LivePlot:
+    """A loss/accuracy figure that redraws in place while training runs in JupyterLab.
+
+    plot = LivePlot(); plot.update(step, loss=..., test_acc=...); ...; plot.close()
+    The notebook keeps only the final figure. Outside Jupyter, update() just records.
+    """
+
+    def __init__(self, title: str = "training", every: int = 1):
+        from matplotlib.figure import Figure
+
+        self.title, self.every, self.calls = title, every, 0
+        self.points = {"loss": [], "train_acc": [], "test_acc": []}
+        self.fig = Figure(figsize=(10, 3.5))
+        self.ax_loss, self.ax_acc = self.fig.subplots(1, 2)
+        self.handle = None
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+
+            if get_ipython() is not None:
+                self.handle = display(self.fig, display_id=True)
+        except ImportError:
+            pass
+
+    def update(self, x: float, **values) -> None:
+        for key, value in values.items():
+            if value is not None:
+                self.points.setdefault(key, []).append((x, value))
+        self.calls += 1
+        if self.calls % self.every == 0:
+            self.redraw()
+
+    def redraw(self) -> None:
+        self.ax_loss.clear(), self.ax_acc.clear()
+        if self.points["loss"]:
+            xs, ys = zip(*self.points["loss"])
+            self.ax_loss.plot(xs, ys)
+        self.ax_loss.set(xlabel="epoch", ylabel="training loss", yscale="log", title=self.title)
+        for key in ("train_acc", "test_acc"):
+            if self.points.get(key):
+                xs, ys = zip(*self.points[key])
+                self.ax_acc.plot(xs, 100 * np.asarray(ys), marker="o", label=key.replace("_acc", ""))
+        self.ax_acc.set(xlabel="epoch", ylabel="accuracy (%)")
+        if self.points.get("train_acc") or self.points.get("test_acc"):
+            self.ax_acc.legend()
+        for ax in (self.ax_loss, self.ax_acc):
+            ax.grid(alpha=0.3)
+        self.fig.tight_layout()
+        if self.handle is not None:
+            self.handle.update(self.fig)
+
+    def close(self):
+        self.redraw()
+        return self.fig

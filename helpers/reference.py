@@ -1,0 +1,229 @@
+"""The NumPy MLP that every notebook and test compares against: 784-H-10, ReLU, softmax cross-entropy.
+
+Introduced in notebook 01. Works in float32 (what the GPU computes) and float64 (for gradient checks).
+
+Shapes (B = batch size, H = hidden units):
+    X  (B, 784)   W1 (784, H)   b1 (H,)   Z1 = X @ W1 + b1   A1 = relu(Z1)   (B, H)
+                  W2 (H, 10)    b2 (10,)  logits = A1 @ W2 + b2              (B, 10)
+    loss = mean over the batch of -log softmax(logits)[label]
+
+Row-major weights with the input dimension first, so each layer is one `A @ W`: the same matmul the
+shaders compute.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+class TrainingDiverged(FloatingPointError):
+    """The loss became NaN or infinite."""
+
+
+def diverged_message(epoch: int, step: int, lr: float, loss: float) -> str:
+    return (f"Training diverged at epoch {epoch}, step {step}: the loss is {loss}. The learning rate "
+            f"lr={lr} is too large for this model; try lr={lr / 10:g}, and check the inputs are scaled to [0, 1].")
+
+
+# ---------------------------------------------------------------------------------------------
+# Model
+# ---------------------------------------------------------------------------------------------
+
+def init_params(n_in: int = 784, n_hidden: int = 128, n_out: int = 10, seed: int = 0, dtype=np.float32) -> dict:
+    """He initialisation: W ~ N(0, 2 / fan_in), biases zero. Same seed, same weights."""
+    rng = np.random.default_rng(seed)
+    return {
+        "W1": (rng.standard_normal((n_in, n_hidden)) * np.sqrt(2.0 / n_in)).astype(dtype),
+        "b1": np.zeros(n_hidden, dtype=dtype),
+        "W2": (rng.standard_normal((n_hidden, n_out)) * np.sqrt(2.0 / n_hidden)).astype(dtype),
+        "b2": np.zeros(n_out, dtype=dtype),
+    }
+
+
+def relu(z: np.ndarray) -> np.ndarray:
+    return np.maximum(z, 0)
+
+
+def forward(params: dict, X: np.ndarray):
+    """logits (B, 10) and the cache backprop needs (X, Z1, A1)."""
+    Z1 = X @ params["W1"] + params["b1"]
+    A1 = relu(Z1)
+    logits = A1 @ params["W2"] + params["b2"]
+    return logits, (X, Z1, A1)
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax, stable: subtracting the row max changes nothing mathematically and stops exp overflowing."""
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def softmax_xent(logits: np.ndarray, y: np.ndarray):
+    """Mean cross-entropy over the batch, and its gradient with respect to the logits: (p - onehot) / B."""
+    B = len(y)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    loss = -log_probs[np.arange(B), y].mean()
+    dlogits = np.exp(log_probs)
+    dlogits[np.arange(B), y] -= 1
+    return loss, dlogits / B
+
+
+def backward(params: dict, cache, dlogits: np.ndarray) -> dict:
+    """Gradients of the loss for every parameter, from dL/dlogits."""
+    X, Z1, A1 = cache
+    dA1 = dlogits @ params["W2"].T
+    dZ1 = dA1 * (Z1 > 0)
+    return {
+        "W2": A1.T @ dlogits, "b2": dlogits.sum(axis=0),
+        "W1": X.T @ dZ1, "b1": dZ1.sum(axis=0),
+    }
+
+
+def loss_and_grads(params: dict, X: np.ndarray, y: np.ndarray):
+    logits, cache = forward(params, X)
+    loss, dlogits = softmax_xent(logits, y)
+    return loss, backward(params, cache, dlogits)
+
+
+def predict(params: dict, X: np.ndarray, batch_size: int = 10_000) -> np.ndarray:
+    return np.concatenate([forward(params, X[i:i + batch_size])[0].argmax(axis=1)
+                           for i in range(0, len(X), batch_size)])
+
+
+def accuracy(params: dict, X: np.ndarray, y: np.ndarray) -> float:
+    return float((predict(params, X) == y).mean())
+
+
+# ---------------------------------------------------------------------------------------------
+# Optimizers: each updates params in place from grads
+# ---------------------------------------------------------------------------------------------
+
+class SGD:
+    """p -= lr * g"""
+
+    def __init__(self, lr: float):
+        self.lr = lr
+
+    def step(self, params: dict, grads: dict) -> None:
+        for k in params:
+            params[k] -= params[k].dtype.type(self.lr) * grads[k]
+
+
+class Momentum:
+    """v = mu * v + g;  p -= lr * v   (heavy ball, as PyTorch's SGD with momentum)"""
+
+    def __init__(self, lr: float, mu: float = 0.9):
+        self.lr, self.mu, self.v = lr, mu, {}
+
+    def step(self, params: dict, grads: dict) -> None:
+        for k in params:
+            v = self.v.setdefault(k, np.zeros_like(params[k]))
+            v *= v.dtype.type(self.mu)
+            v += grads[k]
+            params[k] -= params[k].dtype.type(self.lr) * v
+
+
+class Adam:
+    """m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr * m_hat / (sqrt(v_hat) + eps), t from 1."""
+
+    def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
+        self.lr, self.beta1, self.beta2, self.eps = lr, beta1, beta2, eps
+        self.t, self.m, self.v = 0, {}, {}
+
+    def step(self, params: dict, grads: dict) -> None:
+        self.t += 1
+        c1, c2 = 1 - self.beta1 ** self.t, 1 - self.beta2 ** self.t
+        for k in params:
+            dt = params[k].dtype.type
+            m = self.m.setdefault(k, np.zeros_like(params[k]))
+            v = self.v.setdefault(k, np.zeros_like(params[k]))
+            m[...] = dt(self.beta1) * m + dt(1 - self.beta1) * grads[k]
+            v[...] = dt(self.beta2) * v + dt(1 - self.beta2) * grads[k] * grads[k]
+            params[k] -= dt(self.lr) * (m / dt(c1)) / (np.sqrt(v / dt(c2)) + dt(self.eps))
+
+
+# ---------------------------------------------------------------------------------------------
+# Training
+# ---------------------------------------------------------------------------------------------
+
+def epoch_order(n: int, epoch: int, seed: int) -> np.ndarray:
+    """The shuffled sample order of one epoch: depends only on (seed, epoch), so a GPU trainer can match it."""
+    return np.random.default_rng([seed, epoch]).permutation(n).astype(np.uint32)
+
+
+def train(params: dict, X: np.ndarray, y: np.ndarray, *, epochs: int, batch_size: int, lr: float = 0.1,
+          seed: int = 0, optimizer=None, X_test=None, y_test=None, progress: bool = True) -> dict:
+    """Mini-batch training in place. Returns a history: per-epoch loss, train/test accuracy, seconds.
+
+    The last batch of an epoch holds the n % batch_size samples left over (its loss is their mean).
+    """
+    from tqdm import tqdm
+
+    optimizer = optimizer or SGD(lr)
+    n = len(X)
+    history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": []}
+    for epoch in range(epochs):
+        order = epoch_order(n, epoch, seed)
+        steps = range(0, n, batch_size)
+        bar = tqdm(steps, desc=f"epoch {epoch + 1}/{epochs}", disable=not progress, leave=True)
+        start, total = time.perf_counter(), 0.0
+        for step, i in enumerate(bar):
+            batch = order[i:i + batch_size]
+            with np.errstate(over="ignore", invalid="ignore"):  # a diverging run ends below, with a message
+                loss, grads = loss_and_grads(params, X[batch], y[batch])
+            if not np.isfinite(loss):
+                raise TrainingDiverged(diverged_message(epoch, step, getattr(optimizer, "lr", lr), loss))
+            optimizer.step(params, grads)
+            total += float(loss) * len(batch)
+        history["seconds"].append(time.perf_counter() - start)
+        history["loss"].append(total / n)
+        history["train_acc"].append(accuracy(params, X, y))
+        if X_test is not None:
+            history["test_acc"].append(accuracy(params, X_test, y_test))
+        bar.set_postfix(loss=f"{total / n:.4f}")
+    return history
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradient check
+# ---------------------------------------------------------------------------------------------
+
+def numerical_grads(params: dict, X: np.ndarray, y: np.ndarray, eps: float = 1e-5, max_per_param=None,
+                    seed: int = 0) -> dict:
+    """Central differences (L(p+eps) - L(p-eps)) / 2 eps. Use float64 params and X.
+
+    `max_per_param` checks only that many randomly chosen entries of each parameter (None: all).
+    Returns {name: (flat indices checked, numerical gradient at them)}.
+    """
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, p in params.items():
+        flat = p.reshape(-1)
+        idx = np.arange(flat.size)
+        if max_per_param is not None and flat.size > max_per_param:
+            idx = rng.choice(flat.size, max_per_param, replace=False)
+        num = np.empty(len(idx))
+        for j, i in enumerate(idx):
+            old = flat[i]
+            flat[i] = old + eps
+            plus = softmax_xent(forward(params, X)[0], y)[0]
+            flat[i] = old - eps
+            minus = softmax_xent(forward(params, X)[0], y)[0]
+            flat[i] = old
+            num[j] = (plus - minus) / (2 * eps)
+        out[name] = (idx, num)
+    return out
+
+
+def grad_check(params: dict, X: np.ndarray, y: np.ndarray, eps: float = 1e-5, max_per_param=None) -> dict:
+    """Max relative error |analytic - numerical| / max(|analytic| + |numerical|, 1e-12) per parameter."""
+    _, grads = loss_and_grads(params, X, y)
+    errors = {}
+    for name, (idx, num) in numerical_grads(params, X, y, eps, max_per_param).items():
+        ana = grads[name].reshape(-1)[idx]
+        errors[name] = float(np.max(np.abs(ana - num) / np.maximum(np.abs(ana) + np.abs(num), 1e-12)))
+    return errors

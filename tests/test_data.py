@@ -1,0 +1,107 @@
+"""The MNIST loader: registry, checksums, IDX parsing, offline folder, and clear errors for bad files."""
+
+import gzip
+import shutil
+
+import numpy as np
+import pytest
+
+from helpers import data
+
+SHARED_SHA = {  # ../shared/mnist/README.md
+    "train-images-idx3-ubyte.gz": "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
+    "t10k-labels-idx1-ubyte.gz": "f7ae60f92e00ec6debd23a6088c31dbd2371eca3ffa0defaefb259924204aec6",
+}
+
+
+def test_registry_comes_from_tensorflow_datasets():
+    registry = data.registered_files()
+    assert set(registry) == {f for pair in data.FILES.values() for f in pair}
+    for name, sha in SHARED_SHA.items():
+        assert registry[name][2] == sha
+    assert registry["train-images-idx3-ubyte.gz"][1] == 9912422
+
+
+def test_read_idx_parses_a_handmade_file(tmp_path):
+    values = np.arange(2 * 3 * 4, dtype=np.uint8).reshape(2, 3, 4)
+    header = bytes([0, 0, 0x08, 3]) + b"".join(int(n).to_bytes(4, "big") for n in values.shape)
+    path = tmp_path / "x-idx3-ubyte.gz"
+    path.write_bytes(gzip.compress(header + values.tobytes()))
+    assert np.array_equal(data.read_idx(path), values)
+
+
+def test_read_idx_rejects_a_short_file(tmp_path):
+    header = bytes([0, 0, 0x08, 1]) + (10).to_bytes(4, "big")
+    path = tmp_path / "short-idx1-ubyte"
+    path.write_bytes(header + bytes(5))
+    with pytest.raises(data.DatasetError, match="header says"):
+        data.read_idx(path)
+
+
+def test_offline_folder_loads_all_of_mnist(mnist_dir):
+    (X_train, y_train), (X_test, y_test) = data.load_mnist(mnist_dir)
+    assert X_train.shape == (60000, 28, 28) and X_train.dtype == np.uint8
+    assert y_train.shape == (60000,) and y_train.dtype == np.uint8
+    assert X_test.shape == (10000, 28, 28) and y_test.shape == (10000,)
+    assert set(np.unique(y_train)) == set(range(10))
+    assert y_train[:5].tolist() == [5, 0, 4, 1, 9]   # the well-known first training labels
+    X = data.normalise(X_test[:3])
+    assert X.dtype == np.float32 and X.shape == (3, 784) and 0 <= X.min() and X.max() <= 1
+
+
+@pytest.fixture
+def copy_of_mnist(mnist_dir, tmp_path):
+    for f in mnist_dir.glob("*.gz"):
+        shutil.copy(f, tmp_path / f.name)
+    return tmp_path
+
+
+def test_missing_file_names_it_and_where_to_put_it(copy_of_mnist):
+    (copy_of_mnist / "t10k-labels-idx1-ubyte.gz").unlink()
+    with pytest.raises(data.DatasetError, match=r"missing.*t10k-labels-idx1-ubyte\.gz(.|\n)*Put a good copy"):
+        data.load_mnist(copy_of_mnist)
+
+
+def test_truncated_file_is_reported(copy_of_mnist):
+    path = copy_of_mnist / "train-labels-idx1-ubyte.gz"
+    path.write_bytes(path.read_bytes()[:1000])
+    with pytest.raises(data.DatasetError, match=r"truncated.*train-labels-idx1-ubyte\.gz.*1000 bytes, expected 28881"):
+        data.load_mnist(copy_of_mnist)
+
+
+def test_corrupt_file_is_reported(copy_of_mnist):
+    path = copy_of_mnist / "t10k-images-idx3-ubyte.gz"
+    raw = bytearray(path.read_bytes())
+    raw[5000] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    with pytest.raises(data.DatasetError, match=r"corrupt.*t10k-images-idx3-ubyte\.gz.*sha256"):
+        data.load_mnist(copy_of_mnist)
+
+
+def test_mnist_dir_environment_variable_is_used(copy_of_mnist, monkeypatch):
+    monkeypatch.setenv("MNIST_DIR", str(copy_of_mnist))
+    paths = data.fetch()
+    assert all(p.parent == copy_of_mnist for p in paths.values())
+
+
+def test_download_manager_path_uses_the_tfds_cache(copy_of_mnist, tmp_path, monkeypatch):
+    """Without MNIST_DIR the files come through tfds' DownloadManager into $TFDS_DATA_DIR/downloads.
+
+    We pre-seed nothing and cannot reach the network in CI, so we give the manager its manual_dir
+    through the same registry and check it verifies and returns the files.
+    """
+    import tensorflow_datasets as tfds
+    from tensorflow_datasets.image_classification import mnist
+
+    monkeypatch.delenv("MNIST_DIR", raising=False)
+    monkeypatch.setenv("TFDS_DATA_DIR", str(tmp_path / "tfds"))
+    assert data.cache_dir() == tmp_path / "tfds" / "downloads"
+    real = tfds.download.DownloadManager
+
+    def with_manual_dir(**kwargs):
+        assert kwargs["url_infos"] is mnist.MNIST.url_infos and kwargs["force_checksums_validation"]
+        return real(manual_dir=copy_of_mnist, **kwargs)
+
+    monkeypatch.setattr(tfds.download, "DownloadManager", with_manual_dir)
+    (X_train, _), _ = data.load_mnist()
+    assert X_train.shape == (60000, 28, 28)

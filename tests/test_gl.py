@@ -1,0 +1,119 @@
+"""The OpenGL helpers: context errors, shader errors with file and line, checked uploads and bindings."""
+
+import sys
+
+import moderngl
+import numpy as np
+import pytest
+
+from helpers import gl, timing
+
+
+def test_no_backend_gives_one_clear_error(monkeypatch):
+    def refuse(**kwargs):
+        raise Exception(f"cannot open display ({kwargs.get('backend', 'default')})")
+
+    monkeypatch.setattr(moderngl, "create_standalone_context", refuse)
+    with pytest.raises(gl.GLContextError) as info:
+        gl.create_context()
+    message = str(info.value)
+    assert "Tried:" in message and "default" in message and "egl" in message
+    assert "libegl-mesa0" in message and "4.3" in message
+
+
+def test_macos_is_told_it_has_no_compute_shaders(monkeypatch):
+    monkeypatch.setattr(moderngl, "create_standalone_context", lambda **kw: (_ for _ in ()).throw(Exception("no")))
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with pytest.raises(gl.GLContextError, match=r"macOS stops at OpenGL 4\.1"):
+        gl.create_context()
+
+
+def test_context_has_compute_shaders(ctx):
+    assert ctx.version_code >= 430
+    assert "backend" in gl.describe(ctx)
+
+
+BROKEN = """#version 430
+layout(local_size_x = 1) in;
+void main() {
+    undeclared_thing = 1.0;
+}
+"""
+
+
+def test_compile_error_names_file_and_line(ctx, tmp_path, monkeypatch):
+    (tmp_path / "broken.comp").write_text(BROKEN)
+    monkeypatch.setattr(gl, "GLSL_DIR", tmp_path)
+    with pytest.raises(gl.ShaderError, match=r"glsl/broken\.comp:4:(.|\n)*undeclared_thing"):
+        gl.compile_shader(ctx, "broken.comp")
+
+
+def test_unknown_shader_and_unknown_define_are_explained():
+    with pytest.raises(gl.ShaderError, match="No shader 'nope.comp'"):
+        gl.shader_path("nope.comp")
+
+
+COPY = """#version 430
+// copy.comp: y = x * SCALE
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) readonly buffer X { float x[]; };
+layout(std430, binding = 1) writeonly buffer Y { float y[]; };
+uniform uint n;
+#define SCALE 2.0
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (i < n) y[i] = x[i] * SCALE;
+}
+"""
+
+
+@pytest.fixture
+def copy_kernel(ctx, tmp_path, monkeypatch):
+    (tmp_path / "copy.comp").write_text(COPY)
+    monkeypatch.setattr(gl, "GLSL_DIR", tmp_path)
+    return gl.Kernel(ctx, "copy.comp", defines={"SCALE": "3.0"})
+
+
+def test_kernel_runs_with_defines_and_leaves_the_tail_untouched(ctx, copy_kernel, rng):
+    x = rng.standard_normal(100).astype(np.float32)
+    X, Y = gl.upload(ctx, x, "x"), gl.empty(ctx, (100,), name="y")
+    assert copy_kernel.buffers == {0: ("X", np.float32), 1: ("Y", np.float32)}
+    copy_kernel.run(gl.groups(70, 64), bindings={0: X, 1: Y}, n=70)
+    y = Y.read()
+    np.testing.assert_array_equal(y[:70], x[:70] * 3)
+    assert np.isnan(y[70:]).all()
+
+
+def test_kernel_errors_name_the_binding_and_uniform(ctx, copy_kernel):
+    X = gl.upload(ctx, np.zeros(4, np.float32), "x")
+    labels = gl.upload(ctx, np.zeros(4, np.uint32), "labels")
+    with pytest.raises(gl.ShaderError, match=r"binding\(s\) 1 \(Y\) not given"):
+        copy_kernel.run(1, bindings={0: X})
+    with pytest.raises(gl.ShaderError, match=r"binding 1 \(Y\) holds float32 elements, but GPUArray 'labels' is uint32"):
+        copy_kernel.run(1, bindings={0: X, 1: labels})
+    with pytest.raises(gl.ShaderError, match=r"no active uniform 'N'.*'n'"):
+        copy_kernel.set(N=4)
+    with pytest.raises(gl.ShaderError, match="has no `#define TILE`.*SCALE"):
+        gl.shader_source("copy.comp", {"TILE": 8})
+
+
+def test_gpu_array_checks_shape_and_dtype(ctx):
+    W = gl.empty(ctx, (3, 4), name="W1")
+    with pytest.raises(ValueError, match=r"'W1' holds float32 \(3, 4\); got float64 \(3, 4\).*astype\(np.float32\)"):
+        W.write(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match=r"'W1' holds float32 \(3, 4\); got float32 \(4, 3\)"):
+        W.write(np.zeros((4, 3), np.float32))
+    with pytest.raises(TypeError, match="float64 is not one a shader reads"):
+        gl.upload(ctx, np.zeros(3), "x")
+    out = np.empty((3, 4), np.float32)
+    W.write(np.arange(12, dtype=np.float32).reshape(3, 4))
+    assert W.read(out) is out and out[2, 3] == 11
+    assert np.isnan(gl.empty(ctx, (5,)).read()).all()
+    assert (gl.empty(ctx, (5,), np.uint32).read() == 0xFFFFFFFF).all()
+
+
+def test_software_renderer_times_by_wall_clock(ctx):
+    clock = timing.Clock(ctx)
+    if gl.is_software(ctx):
+        assert clock.source == timing.WALL_FINISH and "meaningless" in clock.note
+    assert clock.kernel(lambda: None) >= 0
