@@ -105,3 +105,13 @@ def test_download_manager_path_uses_the_tfds_cache(copy_of_mnist, tmp_path, monk
     monkeypatch.setattr(tfds.download, "DownloadManager", with_manual_dir)
     (X_train, _), _ = data.load_mnist()
     assert X_train.shape == (60000, 28, 28)
+
+
+def test_pack_u8_puts_four_pixels_in_a_word():
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (3, 28, 28), dtype=np.uint8)
+    packed = data.pack_u8(images)
+    assert packed.shape == (3, 196) and packed.dtype == np.uint32
+    flat = images.reshape(3, -1)
+    for i, p in [(0, 0), (1, 401), (2, 783)]:
+        assert (int(packed[i, p // 4]) >> (8 * (p % 4))) & 0xFF == flat[i, p]
