@@ -1,0 +1,58 @@
+"""Copyability: glsl/dense_1_forward.comp driven by bare ModernGL, exactly as its banner says, with no
+helpers (the NumPy reference gives the expected values). If this passes, the file can be lifted alone."""
+
+import os
+from pathlib import Path
+
+import moderngl
+import numpy as np
+import pytest
+
+from helpers import reference
+
+SOURCE = (Path(__file__).resolve().parent.parent / "glsl" / "dense_1_forward.comp").read_text()
+
+
+@pytest.fixture(scope="module")
+def bare_ctx():
+    try:
+        ctx = moderngl.create_standalone_context(backend="egl", require=430)
+    except Exception:
+        try:
+            ctx = moderngl.create_standalone_context(require=430)
+        except Exception as exc:
+            if os.environ.get("CI_REQUIRE_GL"):
+                pytest.fail(f"no OpenGL 4.3 context: {exc}")
+            pytest.skip(f"no OpenGL 4.3 context: {exc}")
+    yield ctx
+    ctx.release()
+
+
+def dense(ctx, shader, x, w, b):
+    """Y = relu?(x @ w + b): bindings 0 X, 1 W, 2 b, 3 Y; uniforms B, K, N; groups (ceil(N/16), ceil(B/16))."""
+    (B, K), N = x.shape, w.shape[1]
+    buffers = [ctx.buffer(a.astype("f4").tobytes()) for a in (x, w, b)]
+    buffers.append(ctx.buffer(np.full((B, N), np.nan, "f4").tobytes()))  # NaN: unwritten outputs show
+    for binding, buffer in enumerate(buffers):
+        buffer.bind_to_storage_buffer(binding)
+    shader["B"], shader["K"], shader["N"] = B, K, N
+    shader.run((N + 15) // 16, (B + 15) // 16, 1)
+    ctx.memory_barrier()
+    return np.frombuffer(buffers[3].read(), dtype="f4").reshape(B, N)
+
+
+@pytest.mark.parametrize("B", [1, 37])
+def test_bare_moderngl_two_layers_give_the_reference_logits(bare_ctx, B):
+    assert "#define RELU 1" in SOURCE
+    hidden = bare_ctx.compute_shader(SOURCE)
+    output = bare_ctx.compute_shader(SOURCE.replace("#define RELU 1", "#define RELU 0"))
+    rng = np.random.default_rng(7)
+    params = reference.init_params(70, 30, 13, seed=3)
+    params["b1"] += rng.standard_normal(30).astype(np.float32)
+    params["b2"] += rng.standard_normal(13).astype(np.float32)
+    X = rng.random((B, 70)).astype(np.float32)
+    A1 = dense(bare_ctx, hidden, X, params["W1"], params["b1"])
+    logits = dense(bare_ctx, output, A1, params["W2"], params["b2"])
+    expected = reference.forward(params, X)[0]
+    assert np.isfinite(logits).all()
+    assert np.abs(logits - expected).max() / np.abs(expected).max() < 1e-5

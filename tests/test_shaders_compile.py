@@ -1,0 +1,76 @@
+"""Every glsl/*.comp, as committed: compiles through ModernGL and glslangValidator, has `#version 430`
+on line 1 and the STYLE.md banner. Shaders added later are picked up by the glob."""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import gl
+
+SHADERS = sorted((Path(__file__).resolve().parent.parent / "glsl").glob("*.comp"))
+IDS = [path.name for path in SHADERS]
+BANNER_FIELDS = ("Shapes", "Bindings", "Dispatch")
+
+
+def test_there_are_shaders():
+    assert SHADERS, "no glsl/*.comp found"
+
+
+def banner(source: str) -> list[str]:
+    """The comment lines right after `#version`, without their `//`."""
+    lines = []
+    for line in source.splitlines()[1:]:
+        if not line.startswith("//"):
+            break
+        lines.append(line[2:].strip())
+    return lines
+
+
+@pytest.mark.parametrize("path", SHADERS, ids=IDS)
+def test_compiles_with_moderngl(ctx, path):
+    try:
+        ctx.compute_shader(path.read_text()).release()
+    except Exception as exc:
+        pytest.fail(f"glsl/{path.name} does not compile as committed:\n{exc}")
+
+
+@pytest.mark.parametrize("path", SHADERS, ids=IDS)
+def test_compiles_with_glslangvalidator(path):
+    validator = shutil.which("glslangValidator")
+    if validator is None:
+        message = "glslangValidator not found: install glslang-tools"
+        if os.environ.get("CI_REQUIRE_GL"):
+            pytest.fail(message)
+        pytest.skip(message)
+    result = subprocess.run([validator, str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, f"glslangValidator glsl/{path.name}:\n{result.stdout}{result.stderr}"
+
+
+@pytest.mark.parametrize("path", SHADERS, ids=IDS)
+def test_version_line_and_banner(path):
+    source = path.read_text()
+    assert source.splitlines()[0].strip() == "#version 430", f"glsl/{path.name}: line 1 must be `#version 430`"
+    lines = banner(source)
+    assert lines and lines[0].startswith(path.name), \
+        f"glsl/{path.name}: the banner's first line must start with the file name"
+    for field in BANNER_FIELDS:
+        assert any(line.startswith(field) for line in lines), \
+            f"glsl/{path.name}: the banner has no `// {field}` line (see STYLE.md)"
+
+
+@pytest.mark.parametrize("path", SHADERS, ids=IDS)
+def test_banner_names_every_binding(path):
+    source = path.read_text()
+    text = " ".join(banner(source))
+    bindings_text = text[text.find("Bindings"):]
+    for field in ("Uniforms", "Dispatch", "Changed", "Checked"):  # cut at the next field
+        if field in bindings_text:
+            bindings_text = bindings_text[:bindings_text.find(field)]
+    declared = gl.storage_buffers(source)
+    for binding in declared:
+        assert re.search(rf"\b{binding}\b", bindings_text), \
+            f"glsl/{path.name} declares binding {binding}, but its banner's Bindings line does not list it"
