@@ -65,14 +65,18 @@ class Forward:
         self.X.buffer.write(X)
         return len(X)
 
-    def dispatch(self, batch: int) -> None:
-        """Both layers on the first `batch` rows, each followed by a memory barrier."""
+    def dispatch(self, batch: int, barrier: bool = True) -> None:
+        """Both layers on the first `batch` rows, each followed by a memory barrier.
+
+        barrier=False leaves the barriers out: wrong on a real GPU, for the experiment in notebook 02 only.
+        """
         for kernel, buffers, n_out in self.layers:
             for binding, array in enumerate(buffers):  # binding points are shared by all programs
                 array.buffer.bind_to_storage_buffer(binding)
             kernel.program["B"].value = batch
             kernel.program.run(*self.groups(batch, n_out))
-            self.ctx.memory_barrier()  # the next layer, and the read, must see this layer's writes
+            if barrier:
+                self.ctx.memory_barrier()  # the next layer, and the read, must see this layer's writes
 
     def read(self, batch: int) -> np.ndarray:
         """The first `batch` rows of logits, read into a preallocated array: a view, overwritten next call."""
