@@ -1,0 +1,104 @@
+#version 430
+// fused_3_predict.comp: predicted class of each image, straight from the resident uint8 images: layer 1,
+//   ReLU, layer 2 and the argmax in one dispatch, S images per work group (the forward half of fused_1)
+//
+// Shapes    images[count, n_in/4] uint (4 pixels per word, helpers.data.pack_u8)
+//           params = [W1 (n_in×H) | b1 (H) | W2 (H×10) | b2 (10)] float32, flat   predictions[count] uint
+// NumPy     predictions = reference.predict(params, images.reshape(count, -1) / 255)
+// Bindings  3 params (readonly)  10 images (readonly)  11 predictions (writeonly)
+//           (10 and 11 sit beside the fused trainer's bindings 0-9, which stay bound)
+// Uniforms  uint n_in (multiple of 4, <= MAX_IN), n_hidden (<= MAX_H), count
+// Dispatch  local (JT, KS, 1); groups (ceil(count / S), 1, 1); threads split as in fused_1
+// Changed   vs fused_1_forward_xent: no labels, no loss, no backward; the first largest logit wins
+//           (as NumPy's argmax)
+// Checked   equal to reference.predict (tests/test_fused.py)
+// Tunables  as fused_1: S * (MAX_IN + KS*JT + MAX_H) * 4 bytes of shared memory; JT*KS >= S*10
+#define S 4
+#define JT 128
+#define KS 4
+#define MAX_IN 784
+#define MAX_H 256
+#define N_OUT 10
+
+layout(local_size_x = JT, local_size_y = KS, local_size_z = 1) in;
+
+layout(std430, binding = 3) readonly buffer Params { float params[]; };
+layout(std430, binding = 10) readonly buffer EvalImages { uint images[]; };
+layout(std430, binding = 11) writeonly buffer Predictions { uint predictions[]; };
+
+uniform uint n_in;
+uniform uint n_hidden;
+uniform uint count;
+
+const uint THREADS = JT * KS;
+const uint P = S * N_OUT;
+const uint PARTS = THREADS / P;
+
+shared float Xs[S * MAX_IN];
+shared float partial[KS * S * JT];
+shared float Zs[S * MAX_H];
+shared float Ls[S * N_OUT];
+
+void main() {
+    uint lid = gl_LocalInvocationIndex;
+    uint jt = gl_LocalInvocationID.x;
+    uint ks = gl_LocalInvocationID.y;
+    uint H = n_hidden;
+    uint words = n_in / 4u;
+    uint first = gl_WorkGroupID.x * S;
+    uint b1o = n_in * H, W2o = b1o + H, b2o = W2o + H * N_OUT;
+
+    for (uint w = lid; w < S * words; w += THREADS) {
+        uint s = w / words, q = w % words;
+        uint pixels4 = first + s < count ? images[(first + s) * words + q] : 0u;
+        for (uint i = 0u; i < 4u; i++) Xs[s * MAX_IN + 4u * q + i] = float((pixels4 >> (8u * i)) & 255u) / 255.0;
+    }
+    barrier();
+
+    uint chunk = (n_in + KS - 1u) / KS;
+    uint k0 = min(n_in, ks * chunk), k1 = min(n_in, k0 + chunk);
+    for (uint j0 = 0u; j0 < H; j0 += JT) {
+        uint j = j0 + jt;
+        float acc[S];
+        for (uint s = 0u; s < S; s++) acc[s] = 0.0;
+        if (j < H) {
+            for (uint k = k0; k < k1; k++) {
+                float w = params[k * H + j];
+                for (uint s = 0u; s < S; s++) acc[s] += Xs[s * MAX_IN + k] * w;
+            }
+        }
+        for (uint s = 0u; s < S; s++) partial[(ks * S + s) * JT + jt] = acc[s];
+        barrier();
+        for (uint o = lid; o < S * JT; o += THREADS) {
+            uint s = o / JT, jj = o % JT;
+            if (j0 + jj < H) {
+                float z = 0.0;
+                for (uint q = 0u; q < KS; q++) z += partial[(q * S + s) * JT + jj];
+                Zs[s * MAX_H + j0 + jj] = z + params[b1o + j0 + jj];
+            }
+        }
+        barrier();
+    }
+
+    if (lid < P * PARTS) {
+        uint p = lid % P, part = lid / P, s = p / N_OUT, o = p % N_OUT;
+        float acc = 0.0;
+        for (uint j = part; j < H; j += PARTS) acc += max(Zs[s * MAX_H + j], 0.0) * params[W2o + j * N_OUT + o];
+        partial[part * P + p] = acc;
+    }
+    barrier();
+    if (lid < P) {
+        float z = 0.0;
+        for (uint q = 0u; q < PARTS; q++) z += partial[q * P + lid];
+        Ls[lid] = z + params[b2o + lid % N_OUT];
+    }
+    barrier();
+
+    if (lid < S && first + lid < count) {
+        uint best = 0u;
+        for (uint o = 1u; o < N_OUT; o++) {
+            if (Ls[lid * N_OUT + o] > Ls[lid * N_OUT + best]) best = o;
+        }
+        predictions[first + lid] = best;
+    }
+}

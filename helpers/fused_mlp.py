@@ -1,0 +1,387 @@
+"""The fused GPU trainer: one training step of 784-H-10 in two dispatches. Introduced in notebook 05.
+
+    trainer = FusedMLP(ctx, reference.init_params(seed=0), images, labels,   # uint8 (N, 28, 28), (N,)
+                       optimizer=reference.SGD(0.3), batch_size=128, seed=0)
+    trainer.add_eval_set("test", test_images, test_labels)
+    history = trainer.train(epochs=10)           # like reference.train: loss, train_acc, test_acc, seconds
+    params = trainer.read_params()               # {W1, b1, W2, b2} as NumPy arrays
+
+One step is two dispatches and two memory barriers, the fewest the math allows: every sample's dZ1 needs
+all of W2 and that sample's whole hidden row, and every weight gradient needs dZ1 of the whole batch,
+so there must be one grid-wide synchronisation point in the middle of a step and one at its end.
+
+    fused_1_forward_xent.comp    gather the batch from the uint8 images, layer 1 + bias + ReLU, layer 2,
+                                 softmax cross-entropy (one loss per sample), dlogits, dZ1
+    fused_2_backward_update.comp every gradient, summed by the thread that owns the weight, which then
+                                 updates it in place (SGD, momentum or Adam: the OPTIMIZER define)
+
+Everything stays on the GPU: the training images as four uint8 pixels per uint32 word (data.pack_u8),
+the labels, the epoch's sample order (an index buffer, reference.epoch_order), parameters and optimizer
+state. Per step the CPU sets one uniform (the step number; with Adam also the bias corrections) and
+issues two dispatches and two barriers; it reads the per-sample losses every `check_every` steps, and
+raises reference.TrainingDiverged if one is not finite.
+
+The global binding layout, bound once per epoch and shared by both shaders:
+
+    0 images  1 labels  2 order  3 params  4 state_m  5 state_v  6 A1  7 dZ1  8 dlogits  9 losses
+    10 evaluation images, 11 predictions (fused_3_predict.comp, between epochs)
+
+params is one flat float32 buffer [W1 | b1 | W2 | b2] (flatten / unflatten), so the optimizer state has
+the same layout and one thread index names one parameter everywhere.
+
+Deterministic: every sum runs in a fixed order (no atomics), so the same seed on the same machine gives
+bitwise-identical weights.
+"""
+
+from __future__ import annotations
+
+import time
+
+import moderngl
+import numpy as np
+
+from . import data, gl, reference
+
+N_OUT = 10
+FORWARD, BACKWARD, PREDICT = "fused_1_forward_xent.comp", "fused_2_backward_update.comp", "fused_3_predict.comp"
+DISPATCHES_PER_STEP = 2
+BARRIERS_PER_STEP = 2
+OPTIMIZERS = {"SGD": 0, "Momentum": 1, "Adam": 2}
+SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
+FORWARD_DEFAULTS = {"JT": 128, "KS": 4}
+BACKWARD_DEFAULTS = {"TJ": 64, "TKT": 4, "KPT": 4, "BC": 32}
+_SSBO_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
+
+
+def flatten(params: dict) -> np.ndarray:
+    """[W1 | b1 | W2 | b2] as one float32 vector: the layout of the params buffer."""
+    return np.concatenate([np.asarray(params[k], dtype=np.float32).reshape(-1) for k in ("W1", "b1", "W2", "b2")])
+
+
+def unflatten(flat: np.ndarray, n_in: int, n_hidden: int, n_out: int = N_OUT) -> dict:
+    """The inverse of flatten: {W1 (n_in, H), b1 (H,), W2 (H, n_out), b2 (n_out,)} (copies)."""
+    shapes = {"W1": (n_in, n_hidden), "b1": (n_hidden,), "W2": (n_hidden, n_out), "b2": (n_out,)}
+    out, at = {}, 0
+    for name, shape in shapes.items():
+        size = int(np.prod(shape))
+        out[name] = np.array(flat[at:at + size], dtype=np.float32).reshape(shape)
+        at += size
+    if at != len(flat):
+        raise ValueError(f"flat parameters hold {len(flat)} values; {n_in}-{n_hidden}-{n_out} needs {at}")
+    return out
+
+
+def packed_images(images) -> np.ndarray:
+    """uint8 images (N, 28, 28) or (N, 784) -> uint32 (N, 196) words; packed uint32 input passes through."""
+    images = np.asarray(images)
+    if images.dtype == np.uint32 and images.ndim == 2:
+        return np.ascontiguousarray(images)
+    if images.dtype != np.uint8:
+        raise TypeError(f"the fused trainer takes the uint8 images (as data.load_mnist gives them), got "
+                        f"{images.dtype}: it divides by 255 on the GPU. Pass the raw images, not normalise()'d ones.")
+    return data.pack_u8(images.reshape(len(images), -1))
+
+
+def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int = 128, KS: int = 4) -> int:
+    """Shared memory fused_1 / fused_3 need: S * (MAX_IN + KS*JT + MAX_H) floats + the logits."""
+    return 4 * (S * (n_in + KS * JT + n_hidden) + S * N_OUT)
+
+
+class FusedMLP:
+    """784-H-10 training on the GPU, two dispatches and two barriers per step (see the module docstring).
+
+    optimizer: a reference.SGD / Momentum / Adam object: its hyperparameters are read, its state lives
+    on the GPU. `lr` can be changed between epochs (a schedule). `forward_defines` / `backward_defines`
+    override the shaders' tunables (S, JT, KS / TJ, TKT, KPT, BC).
+    """
+
+    def __init__(self, ctx, params: dict, images, labels, *, optimizer=None, batch_size: int = 128,
+                 seed: int = 0, check_every: int = 50, forward_defines: dict | None = None,
+                 backward_defines: dict | None = None):
+        self.ctx, self.seed, self.batch_size = ctx, int(seed), int(batch_size)
+        self.check_every = int(check_every)
+        self.optimizer = optimizer if optimizer is not None else reference.SGD(0.3)
+        kind = type(self.optimizer).__name__
+        if kind not in OPTIMIZERS:
+            raise TypeError(f"optimizer must be reference.SGD, Momentum or Adam, got {kind}")
+        self.kind = kind
+        self.n_in, self.n_hidden = params["W1"].shape
+        if params["W2"].shape != (self.n_hidden, N_OUT) or self.n_in % 4:
+            raise ValueError(f"the fused shaders train n_in-H-{N_OUT} nets with n_in a multiple of 4; "
+                             f"got W1 {params['W1'].shape}, W2 {params['W2'].shape}")
+        words = packed_images(images)
+        labels = np.asarray(labels).astype(np.uint32)
+        if words.shape[1] * 4 != self.n_in or len(words) != len(labels):
+            raise ValueError(f"{len(words)} images of {words.shape[1] * 4} pixels and {len(labels)} labels "
+                             f"do not fit a net with {self.n_in} inputs")
+        self.n = len(labels)
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.steps_per_epoch = -(-self.n // self.batch_size)
+
+        # Shaders, with the hidden size baked into the shared-memory arrays.
+        self.forward_defines = self._forward_defines(forward_defines)
+        self.backward_defines = dict(BACKWARD_DEFAULTS, **(backward_defines or {}), OPTIMIZER=OPTIMIZERS[kind])
+        self.forward = gl.Kernel(ctx, FORWARD, self.forward_defines)
+        self.backward = gl.Kernel(ctx, BACKWARD, self.backward_defines)
+        self.predictor = gl.Kernel(ctx, PREDICT, self.forward_defines)
+        self.S = int(self.forward_defines["S"])
+
+        # Buffers: data once, parameters and state, per-step scratch (NaN until written).
+        n_params = len(flatten(params))
+        state_size = n_params if kind != "SGD" else 1
+        B, H = self.batch_size, self.n_hidden
+        self.buffers = {
+            0: gl.upload(ctx, words, "images"),
+            1: gl.upload(ctx, labels, "labels"),
+            2: gl.empty(ctx, (self.n,), np.uint32, "order", fill=0),
+            3: gl.upload(ctx, flatten(params), "params"),
+            4: gl.empty(ctx, (state_size,), name="state_m", fill=0.0),
+            5: gl.empty(ctx, (state_size if kind == "Adam" else 1,), name="state_v", fill=0.0),
+            6: gl.empty(ctx, (B, H), name="A1"),
+            7: gl.empty(ctx, (B, H), name="dZ1"),
+            8: gl.empty(ctx, (B, N_OUT), name="dlogits"),
+            9: gl.empty(ctx, (self.n,), name="losses"),
+        }
+        self.forward.bind({k: self.buffers[k] for k in self.forward.buffers})   # checks names and dtypes
+        self.backward.bind({k: self.buffers[k] for k in self.backward.buffers})
+        sizes = dict(n_in=self.n_in, n_hidden=H, n_samples=self.n, batch_size=B, step=0)
+        self.forward.set(**sizes)
+        self.backward.set(**sizes)
+        self._set_hyperparameters()
+        self.t = 0  # optimizer steps taken (Adam's bias correction)
+        self.epoch = None
+        self.losses = np.full(self.n, np.nan, dtype=np.float32)
+        self.eval_sets = {"train": (self.buffers[0], labels.copy())}
+        self.predictions = None
+        self.counts = {"dispatches": 0, "barriers": 0, "uniform writes": 0, "readbacks": 0, "steps": 0}
+        # The per-step uniforms, looked up once; step numbers pre-packed as bytes.
+        self._u_step = (self.forward.program["step"], self.backward.program["step"])
+        if kind == "Adam":
+            self._u_c1, self._u_c2 = self.backward.program["c1"], self.backward.program["c2"]
+        self._step_bytes = [np.uint32(s).tobytes() for s in range(self.steps_per_epoch)]
+        self._forward_groups = [gl.groups(min(B, self.n - s * B), self.S) for s in range(self.steps_per_epoch)]
+        d = self.backward_defines
+        TK = int(d["TKT"]) * int(d["KPT"])
+        w1_groups = gl.groups(self.n_in, TK) * gl.groups(H, int(d["TJ"]))
+        self._backward_groups = w1_groups + gl.groups(H + H * N_OUT + N_OUT, int(d["TJ"]) * int(d["TKT"]))
+
+    # ---------------------------------------------------------------------------------------------
+    def _forward_defines(self, overrides: dict | None) -> dict:
+        defines = dict(FORWARD_DEFAULTS, MAX_IN=self.n_in, MAX_H=self.n_hidden)
+        defines.update(overrides or {})
+        if "S" not in defines:  # the most samples per work group that fit the portable shared memory
+            fits = [S for S in (4, 2, 1)
+                    if shared_bytes(S, self.n_in, self.n_hidden, defines["JT"], defines["KS"]) <= SHARED_BYTES]
+            if not fits:
+                raise ValueError(f"hidden size {self.n_hidden} needs more shared memory than OpenGL guarantees "
+                                 f"({SHARED_BYTES} bytes) even at one sample per work group: lower KS or JT")
+            defines["S"] = fits[0]
+        if defines["JT"] * defines["KS"] < defines["S"] * N_OUT:
+            raise ValueError("fused_1 needs JT*KS >= S*10 threads (one per logit)")
+        return defines
+
+    def _set_hyperparameters(self) -> None:
+        opt, f32 = self.optimizer, np.float32
+        values = {"lr": f32(opt.lr)}
+        if self.kind == "Momentum":
+            values["mu"] = f32(opt.mu)
+        elif self.kind == "Adam":
+            values.update(beta1=f32(opt.beta1), beta2=f32(opt.beta2), eps=f32(opt.eps),
+                          one_minus_beta1=f32(1 - opt.beta1), one_minus_beta2=f32(1 - opt.beta2))
+        self.backward.set(**{k: float(v) for k, v in values.items()})
+
+    @property
+    def lr(self) -> float:
+        return self.optimizer.lr
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        """A new learning rate from the next step on (a schedule sets it between epochs)."""
+        self.optimizer.lr = float(value)
+        self.backward.set(lr=float(np.float32(value)))
+
+    def bind(self) -> None:
+        """Bind the global layout (binding points are context state: another trainer may have moved them)."""
+        for binding, array in self.buffers.items():
+            array.buffer.bind_to_storage_buffer(binding)
+
+    def start_epoch(self, epoch: int, order=None) -> None:
+        """Upload the epoch's sample order (reference.epoch_order unless given) and bind the layout."""
+        self.epoch = int(epoch)
+        order = reference.epoch_order(self.n, epoch, self.seed) if order is None else order
+        self.buffers[2].write(np.asarray(order, dtype=np.uint32))
+        self.bind()
+
+    # ---------------------------------------------------------------------------------------------
+    def step(self, s: int) -> None:
+        """Issue training step s of the current epoch: two dispatches, two barriers, nothing read back."""
+        step_bytes = self._step_bytes[s]
+        self._u_step[0].write(step_bytes)
+        self.forward.program.run(self._forward_groups[s])
+        self.ctx.memory_barrier(_SSBO_BARRIER)  # fused_2 reads A1, dZ1, dlogits
+        self._u_step[1].write(step_bytes)
+        uniform_writes = 2
+        if self.kind == "Adam":
+            self.t += 1
+            opt = self.optimizer
+            self._u_c1.write(np.float32(1 - opt.beta1 ** self.t).tobytes())
+            self._u_c2.write(np.float32(1 - opt.beta2 ** self.t).tobytes())
+            uniform_writes += 2
+        self.backward.program.run(self._backward_groups)
+        self.ctx.memory_barrier(_SSBO_BARRIER)  # the next step's fused_1 reads the updated weights
+        c = self.counts
+        c["dispatches"] += DISPATCHES_PER_STEP
+        c["barriers"] += BARRIERS_PER_STEP
+        c["uniform writes"] += uniform_writes
+        c["steps"] += 1
+
+    def read_losses(self, first: int, end: int) -> np.ndarray:
+        """Per-sample losses of steps [first, end) of the current epoch (waits for the GPU)."""
+        lo, hi = first * self.batch_size, min(self.n, end * self.batch_size)
+        self.ctx.memory_barrier()  # shader writes -> buffer reads
+        view = self.losses[lo:hi]
+        self.buffers[9].buffer.read_into(view, size=view.nbytes, offset=lo * 4)
+        self.counts["readbacks"] += 1
+        return view
+
+    def check(self, first: int, end: int) -> float:
+        """Read the losses of steps [first, end); raise TrainingDiverged at the first non-finite one."""
+        losses = self.read_losses(first, end)
+        if not np.all(np.isfinite(losses)):
+            bad = int(np.argmax(~np.isfinite(losses)))
+            step = first + bad // self.batch_size
+            lo = (step - first) * self.batch_size
+            loss = float(np.mean(losses[lo:lo + self.batch_size]))
+            raise reference.TrainingDiverged(reference.diverged_message(self.epoch, step, self.lr, loss))
+        return float(np.mean(losses, dtype=np.float64))
+
+    def run_epoch(self, epoch: int, order=None, check_every: int | None = None, on_check=None) -> float:
+        """One epoch; the loss is read (and checked) every `check_every` steps. Returns the mean loss."""
+        every = check_every or self.check_every
+        self.start_epoch(epoch, order)
+        first = 0
+        for s in range(self.steps_per_epoch):
+            self.step(s)
+            if (s + 1) % every == 0 or s + 1 == self.steps_per_epoch:
+                loss = self.check(first, s + 1)
+                if on_check is not None:
+                    on_check(s + 1, loss)
+                first = s + 1
+        return float(np.mean(self.losses, dtype=np.float64))
+
+    # ---------------------------------------------------------------------------------------------
+    def add_eval_set(self, name: str, images, labels) -> None:
+        """Keep an evaluation set resident (uint8 images, packed) for accuracy() between epochs."""
+        words = packed_images(images)
+        if words.shape[1] * 4 != self.n_in:
+            raise ValueError(f"{name}: images of {words.shape[1] * 4} pixels, the net takes {self.n_in}")
+        self.eval_sets[name] = (gl.upload(self.ctx, words, f"{name} images"), np.asarray(labels).astype(np.int64))
+
+    def predict(self, name: str = "test") -> np.ndarray:
+        """Predicted classes of a resident evaluation set (fused_3_predict, one dispatch)."""
+        images, labels = self.eval_sets[name]
+        count = len(labels)
+        if self.predictions is None or self.predictions.size < count:
+            self.predictions = gl.empty(self.ctx, (count,), np.uint32, "predictions", fill=None)
+        self.predictor.bind({3: self.buffers[3], 10: images, 11: self.predictions})
+        self.predictor.run(gl.groups(count, self.S), n_in=self.n_in, n_hidden=self.n_hidden, count=count)
+        out = np.empty(count, dtype=np.uint32)
+        self.predictions.buffer.read_into(out, size=out.nbytes)
+        return out.astype(np.int64)
+
+    def accuracy(self, name: str = "test") -> float:
+        return float(np.mean(self.predict(name) == self.eval_sets[name][1]))
+
+    def read_params(self) -> dict:
+        self.ctx.memory_barrier()
+        return unflatten(self.buffers[3].read(), self.n_in, self.n_hidden)
+
+    def write_params(self, params: dict) -> None:
+        self.buffers[3].write(flatten(params))
+
+    def read_state(self) -> dict:
+        """The optimizer state as parameter dicts: {} (SGD), {"v"} (momentum) or {"m", "v"} (Adam)."""
+        self.ctx.memory_barrier()
+        if self.kind == "SGD":
+            return {}
+        m = unflatten(self.buffers[4].read(), self.n_in, self.n_hidden)
+        if self.kind == "Momentum":
+            return {"v": m}
+        return {"m": m, "v": unflatten(self.buffers[5].read(), self.n_in, self.n_hidden)}
+
+    def train(self, epochs: int, *, lr_schedule=None, evaluate=("train", "test"), live=None,
+              progress: bool = True, first_epoch: int = 0) -> dict:
+        """Train `epochs` epochs; returns a history like reference.train (loss, train_acc, test_acc, seconds).
+
+        lr_schedule(epoch) -> lr, applied before each epoch. `seconds` is the wall clock of the epoch's
+        training steps (to the last loss read, which waits for the GPU); evaluation is not counted.
+        live: a plots.LivePlot, updated every epoch.
+        """
+        from tqdm.auto import tqdm
+
+        history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": [], "lr": []}
+        bar = tqdm(range(first_epoch, first_epoch + epochs), desc=f"{self.n_in}-{self.n_hidden}-10 {self.kind}",
+                   disable=not progress)
+        for epoch in bar:
+            if lr_schedule is not None:
+                self.lr = lr_schedule(epoch)
+            start = time.perf_counter()
+            loss = self.run_epoch(epoch)
+            history["seconds"].append(time.perf_counter() - start)
+            history["loss"].append(loss)
+            history["lr"].append(self.lr)
+            for name in evaluate:
+                if name in self.eval_sets:
+                    history[f"{name}_acc"].append(self.accuracy(name))
+            bar.set_postfix(loss=f"{loss:.4f}", **({"test": f"{100 * history['test_acc'][-1]:.2f}%"}
+                                                  if history["test_acc"] else {}))
+            if live is not None:
+                live.update(epoch + 1, loss=loss, train_acc=history["train_acc"][-1] if history["train_acc"] else None,
+                            test_acc=history["test_acc"][-1] if history["test_acc"] else None)
+        return history
+
+    def release(self) -> None:
+        for array in self.buffers.values():
+            array.release()
+        for name, (images, _) in self.eval_sets.items():
+            if name != "train":
+                images.release()
+        if self.predictions is not None:
+            self.predictions.release()
+
+
+def gpu_update(ctx, optimizer, params: np.ndarray, grads: np.ndarray, state: dict | None = None, t: int = 1):
+    """One standalone momentum_1_update / adam_1_update on flat float32 arrays; returns (params, state).
+
+    For checking the optimizer shaders on their own (tests, notebook 05). state: {"v"} for momentum,
+    {"m", "v"} for Adam (zeros when None); t: Adam's step number for the bias corrections.
+    """
+    kind = type(optimizer).__name__
+    n = len(params)
+    f32 = np.float32
+    p = gl.upload(ctx, np.asarray(params, dtype=np.float32), "params")
+    g = gl.upload(ctx, np.asarray(grads, dtype=np.float32), "grads")
+    zeros = np.zeros(n, dtype=np.float32)
+    if kind == "Momentum":
+        v = gl.upload(ctx, (state or {}).get("v", zeros).astype(np.float32), "velocity")
+        k = gl.Kernel(ctx, "momentum_1_update.comp")
+        k.run(gl.groups(n, 256), bindings={0: p, 1: g, 2: v}, n=n, lr=float(f32(optimizer.lr)), mu=float(f32(optimizer.mu)))
+        out = (p.read().copy(), {"v": v.read().copy()})
+        arrays = (p, g, v)
+    elif kind == "Adam":
+        m = gl.upload(ctx, (state or {}).get("m", zeros).astype(np.float32), "m")
+        v = gl.upload(ctx, (state or {}).get("v", zeros).astype(np.float32), "v")
+        k = gl.Kernel(ctx, "adam_1_update.comp")
+        o = optimizer
+        k.run(gl.groups(n, 256), bindings={0: p, 1: g, 2: m, 3: v}, n=n, lr=float(f32(o.lr)),
+              beta1=float(f32(o.beta1)), beta2=float(f32(o.beta2)), eps=float(f32(o.eps)),
+              one_minus_beta1=float(f32(1 - o.beta1)), one_minus_beta2=float(f32(1 - o.beta2)),
+              c1=float(f32(1 - o.beta1 ** t)), c2=float(f32(1 - o.beta2 ** t)))
+        out = (p.read().copy(), {"m": m.read().copy(), "v": v.read().copy()})
+        arrays = (p, g, m, v)
+    else:
+        raise TypeError(f"gpu_update takes reference.Momentum or Adam, got {kind}")
+    for array in arrays:
+        array.release()
+    return out

@@ -1,0 +1,185 @@
+"""The fused trainer (helpers/fused_mlp.py, glsl/fused_*.comp) and the optimizer shaders against NumPy.
+
+Awkward shapes: hidden 130 (not a multiple of any tile), batches of 37 and 1, an epoch of 50 samples
+(so the last batch is a leftover of 13); every output buffer poisoned with NaN before the dispatch.
+"""
+
+import numpy as np
+import pytest
+
+from helpers import check, fused_mlp, gl, reference
+
+N, H = 50, 130
+RTOL = 1e-5
+
+
+def make_data(seed=7, n=N):
+    rng = np.random.default_rng(seed)
+    images = rng.integers(0, 256, (n, 28, 28), dtype=np.uint8)
+    labels = rng.integers(0, 10, n).astype(np.uint32)
+    return images, labels, images.reshape(n, -1) / np.float32(255)
+
+
+def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=None, labels=None):
+    if images is None:
+        images, labels, _ = make_data()
+    params = reference.init_params(784, hidden, 10, seed=1)
+    return fused_mlp.FusedMLP(ctx, params, images, labels, optimizer=optimizer or reference.SGD(0.3),
+                              batch_size=batch_size, seed=seed), params
+
+
+@pytest.mark.parametrize("batch_size, step", [(37, 0), (37, 1), (1, 5)], ids=["B37", "B37-leftover13", "B1"])
+def test_forward_xent_matches_reference(ctx, batch_size, step):
+    """fused_1: A1, dZ1, dlogits and the per-sample losses of one batch; rows past the batch stay unwritten."""
+    images, labels, X = make_data()
+    trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels)
+    trainer.start_epoch(0)
+    for binding in (6, 7, 8, 9):
+        trainer.buffers[binding].fill(np.nan)
+    trainer.forward.set(step=step)
+    trainer.forward.program.run(gl.groups(batch_size, trainer.S))
+    ctx.memory_barrier()
+
+    order = reference.epoch_order(N, 0, 3)
+    idx = order[step * batch_size:(step + 1) * batch_size]
+    count = len(idx)
+    logits, (_, Z1, A1) = reference.forward(params, X[idx])
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    per_sample = np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(count), labels[idx]]
+    _, dlogits = reference.softmax_xent(logits, labels[idx])
+    dZ1 = (dlogits @ params["W2"].T) * (Z1 > 0)
+
+    got = {name: trainer.buffers[b].read() for name, b in (("A1", 6), ("dZ1", 7), ("dlogits", 8), ("losses", 9))}
+    start = step * batch_size
+    assert check.compare("A1", got["A1"][:count], A1, RTOL)
+    assert check.compare("dZ1", got["dZ1"][:count], dZ1, RTOL)
+    assert check.compare("dlogits", got["dlogits"][:count], dlogits, RTOL)
+    assert check.compare("losses", got["losses"][start:start + count], per_sample, RTOL)
+    assert np.isnan(got["A1"][count:]).all() and np.isnan(got["dZ1"][count:]).all()
+    assert np.isnan(got["losses"][:start]).all() and np.isnan(got["losses"][start + count:]).all()
+
+
+@pytest.mark.parametrize("batch_size", [37, 1])
+def test_backward_gradients_match_reference(ctx, batch_size):
+    """fused_2 with params 0 and SGD lr = -1 leaves exactly the gradients in the params buffer."""
+    images, labels, X = make_data()
+    trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels)
+    trainer.start_epoch(0)
+    idx = reference.epoch_order(N, 0, 3)[:batch_size]
+    logits, cache = reference.forward(params, X[idx])
+    _, dlogits = reference.softmax_xent(logits, labels[idx])
+    grads = reference.backward(params, cache, dlogits)
+    dZ1 = (dlogits @ params["W2"].T) * (cache[1] > 0)
+    for binding, rows in ((6, cache[2]), (7, dZ1), (8, dlogits)):
+        full = np.full(trainer.buffers[binding].shape, np.nan, dtype=np.float32)  # rows past the batch: NaN
+        full[:batch_size] = rows
+        trainer.buffers[binding].write(full)
+    trainer.write_params({k: np.zeros_like(v) for k, v in params.items()})
+    trainer.lr = -1.0
+    trainer.backward.set(step=0)
+    trainer.backward.program.run(trainer._backward_groups)
+    got = trainer.read_params()
+    for name in ("W1", "b1", "W2", "b2"):
+        assert check.compare(f"d{name}", got[name], grads[name], RTOL)
+
+
+@pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9),
+                                            lambda: reference.Adam(1e-3)], ids=["SGD", "Momentum", "Adam"])
+@pytest.mark.parametrize("batch_size", [37, 1])
+def test_fused_steps_match_reference(ctx, make_optimizer, batch_size):
+    """Whole steps (both dispatches) over the epoch's shuffled batches equal reference steps."""
+    images, labels, X = make_data()
+    trainer, params = make_trainer(ctx, make_optimizer(), batch_size=batch_size, images=images, labels=labels)
+    ref, optimizer = {k: v.copy() for k, v in params.items()}, make_optimizer()
+    steps = 4 if batch_size == 1 else trainer.steps_per_epoch  # B=37: a full batch, then the leftover 13
+    for epoch in range(2):
+        trainer.start_epoch(epoch)
+        order = reference.epoch_order(N, epoch, 3)
+        for s in range(steps):
+            trainer.step(s)
+            idx = order[s * batch_size:(s + 1) * batch_size]
+            _, grads = reference.loss_and_grads(ref, X[idx], labels[idx])
+            optimizer.step(ref, grads)
+    got = trainer.read_params()
+    for name in ref:
+        assert check.compare(name, got[name], ref[name], RTOL)
+    for key, state in trainer.read_state().items():
+        ref_state = optimizer.v if key == "v" else optimizer.m
+        for name in ref:
+            assert check.compare(f"{key}[{name}]", state[name], ref_state[name], RTOL)
+    assert trainer.counts["dispatches"] == 2 * trainer.counts["steps"] == 2 * 2 * steps
+
+
+@pytest.mark.parametrize("make_optimizer", [lambda: reference.Momentum(0.05, 0.9),
+                                            lambda: reference.Adam(1e-2, 0.8, 0.99, 1e-6)], ids=["momentum", "adam"])
+def test_optimizer_shaders_match_reference(ctx, make_optimizer, rng):
+    """momentum_1_update / adam_1_update on 1037 parameters (not a multiple of 256), three steps."""
+    n = 1037
+    p = rng.standard_normal(n).astype(np.float32)
+    ref_params, optimizer, gpu_opt = {"p": p.copy()}, make_optimizer(), make_optimizer()
+    state = None
+    for t in range(1, 4):
+        g = rng.standard_normal(n).astype(np.float32)
+        optimizer.step(ref_params, {"p": g})
+        p, state = fused_mlp.gpu_update(ctx, gpu_opt, p, g, state, t=t)
+        assert check.compare(f"params t={t}", p, ref_params["p"], RTOL)
+    if "m" in state:
+        assert check.compare("m", state["m"], optimizer.m["p"], RTOL)
+    assert check.compare("v", state["v"], optimizer.v["p"], RTOL)
+
+
+def test_predict_matches_reference(ctx):
+    images, labels, X = make_data(seed=11, n=103)
+    trainer, params = make_trainer(ctx, images=images[:50], labels=labels[:50])
+    trainer.add_eval_set("test", images, labels)
+    got = trainer.predict("test")
+    logits = reference.forward(params, X)[0]
+    top2 = np.sort(logits, axis=1)[:, -2:]
+    clear = (top2[:, 1] - top2[:, 0]) > 1e-4 * np.abs(top2[:, 1]).max()  # no near-tie for float rounding to flip
+    assert clear.sum() > 90
+    assert np.array_equal(got[clear], logits.argmax(axis=1)[clear])
+    assert trainer.accuracy("test") == pytest.approx(np.mean(got == labels))
+
+
+def test_same_seed_gives_identical_weights(ctx):
+    runs = []
+    for _ in range(2):
+        trainer, _ = make_trainer(ctx, reference.Adam(1e-3))
+        for epoch in range(2):
+            trainer.run_epoch(epoch, check_every=1)
+        runs.append(trainer.read_params())
+        trainer.release()
+    for name in runs[0]:
+        assert runs[0][name].tobytes() == runs[1][name].tobytes(), f"{name} differs between two identical runs"
+
+
+def test_divergence_stops_with_a_clear_message(ctx):
+    """A learning rate that overflows the logits stops at the step where the loss became NaN, as in NumPy."""
+    lr = 1e15  # random images and labels need an absurd rate: the stable softmax keeps finite logits finite
+    images, labels, X = make_data()
+    trainer, params = make_trainer(ctx, reference.SGD(lr), batch_size=5, images=images, labels=labels)
+    with pytest.raises(reference.TrainingDiverged) as info:
+        for epoch in range(3):
+            trainer.run_epoch(epoch, check_every=4)
+    message = str(info.value)
+    assert message.startswith("Training diverged at epoch 0, step ")
+    assert f"lr={lr}" in message and "try lr=1e+14" in message
+    with pytest.raises(reference.TrainingDiverged) as ref_info:
+        reference.train(params, X, labels, epochs=3, batch_size=5, lr=lr, seed=3, progress=False)
+    print("GPU:  ", message, "\nNumPy:", ref_info.value)
+    assert message.split(":")[0] == str(ref_info.value).split(":")[0], "not the step NumPy stops at"
+
+
+def test_clear_errors(ctx):
+    images, labels, X = make_data()
+    params = reference.init_params(784, H, 10, seed=1)
+    with pytest.raises(TypeError, match="uint8 images"):
+        fused_mlp.FusedMLP(ctx, params, X, labels)
+    with pytest.raises(ValueError, match="do not fit"):
+        fused_mlp.FusedMLP(ctx, params, images, labels[:-1])
+
+
+def test_flatten_roundtrip():
+    params = reference.init_params(784, H, 10, seed=2)
+    back = fused_mlp.unflatten(fused_mlp.flatten(params), 784, H)
+    assert all(np.array_equal(back[k], params[k]) for k in params)
