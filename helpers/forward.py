@@ -3,6 +3,7 @@
     fwd = Forward(ctx, params, max_batch=1)   # weights uploaded once, every buffer allocated once
     fwd.logits(X)                             # (B, 10) float32: upload, two dispatches, read back
     fwd.predict(X)                            # (B,) predicted classes
+    phases = time_one_sample(fwd, X_test, timing.Clock(ctx))   # what one sample costs, phase by phase
 
 The phases can also be run one at a time, to time them apart (notebook 02):
 
@@ -16,9 +17,11 @@ Shapes: X (B, K), W1 (K, H), b1 (H,), W2 (H, N), b2 (N,), as in helpers.referenc
 
 from __future__ import annotations
 
+from time import perf_counter
+
 import numpy as np
 
-from . import gl
+from . import gl, timing
 
 # Work groups (x, y) for B rows and N columns, per forward shader, with the files' default 16x16 local size.
 DISPATCH = {
@@ -101,3 +104,33 @@ class Forward:
     def release(self) -> None:
         for array in (self.X, self.A1, self.Y, *self.weights.values()):
             array.release()
+
+
+def time_one_sample(fwd: Forward, X, clock: timing.Clock, repeat: int = 1000, warmup: int = 20) -> timing.Phases:
+    """One sample at a time through `fwd` (a different row of X each time), every phase timed apart.
+
+    Wall clock: python (make the input row, argmax), upload (buffer.write), dispatch (issue both layers
+    and their barriers), sync (ctx.finish: wait for the GPU), readback (read_into), total (their sum),
+    and predict() (the plain `fwd.predict` call). `clock` (a GPU timer query where trustworthy): kernel,
+    the two dispatches alone, in a separate run. Returns medians-ready samples; the first `warmup`
+    rounds are not kept.
+    """
+    phases, out = timing.Phases(), fwd.out[:1]
+    for i in range(warmup + repeat):
+        t0 = perf_counter()
+        x = np.ascontiguousarray(X[i % len(X)], dtype=np.float32)[None]
+        t1 = perf_counter(); fwd.X.buffer.write(x)                     # noqa: E702
+        t2 = perf_counter(); fwd.dispatch(1)                           # noqa: E702
+        t3 = perf_counter(); fwd.ctx.finish()                          # noqa: E702
+        t4 = perf_counter(); fwd.Y.buffer.read_into(out, size=fwd.N * 4)  # noqa: E702
+        t5 = perf_counter(); int(out.argmax())                         # noqa: E702
+        t6 = perf_counter()
+        kernel = clock.kernel(lambda: fwd.dispatch(1))
+        t7 = perf_counter(); fwd.predict(x); t8 = perf_counter()       # noqa: E702
+        if i < warmup:
+            continue
+        for name, seconds in [("python", t1 - t0 + t6 - t5), ("upload", t2 - t1), ("dispatch", t3 - t2),
+                              ("sync", t4 - t3), ("readback", t5 - t4), ("total", t6 - t0), ("predict()", t8 - t7)]:
+            phases.add(name, seconds, "wall clock")
+        phases.add("kernel", kernel, clock.source)
+    return phases
