@@ -11,8 +11,9 @@
 // Uniforms  uint B (rows), K (pixels per image), N (hidden units), start (batch start in order)
 // Dispatch  local (LX, BS, 1) = (64, 4, 1); groups (ceil(N/LX), ceil(K/4) + 1, 1)
 //           work group (gx, w) computes dW rows 4w .. 4w+3 (the 4 pixels of word w) for LX columns;
-//           the last row of groups (w = ceil(K/4)) computes db. Its BS thread rows each sum every BS-th
-//           sample; the partial sums are added in shared memory in a fixed order (deterministic)
+//           the last row of groups (w = ceil(K/4)) computes db. It copies word w of LX*BS samples at a
+//           time into shared memory (one gathered read per thread), then its BS thread rows each sum
+//           every BS-th sample; the partial sums are added in shared memory in a fixed order (deterministic)
 // Changed   vs dense_backward_1_relu: the layer input is the gathered uint8 batch, one word (4 pixels)
 //           read per sample gives 4 gradient rows; no gradient into the images
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
@@ -32,6 +33,7 @@ uniform uint K;      // pixels per image
 uniform uint N;      // hidden units
 uniform uint start;  // this batch is order[start : start + B]
 
+shared uint words_of_batch[LX * BS];  // word w of the samples of the current chunk of the batch
 shared float partial[BS * 4 * LX];
 
 void main() {
@@ -42,16 +44,23 @@ void main() {
     uint words = (K + 3u) / 4u;
 
     vec4 acc = vec4(0.0);
-    if (n < N) {
-        if (w < words) {
-            for (uint b = s; b < B; b += BS) {
-                uint word = images[order[start + b] * words + w];  // the same word for the whole row: a broadcast
-                vec4 pixels = vec4(uvec4(word, word >> 8u, word >> 16u, word >> 24u) & 0xFFu) / 255.0;
-                acc += pixels * dZ[b * N + n];
+    for (uint chunk = 0u; chunk < B; chunk += LX * BS) {  // the batch, LX*BS samples at a time
+        uint mine = chunk + s * LX + x;
+        if (w < words) words_of_batch[s * LX + x] = mine < B ? images[order[start + mine] * words + w] : 0u;
+        barrier();  // the chunk's words are in shared memory
+        uint end = min(B, chunk + LX * BS);
+        if (n < N) {
+            if (w < words) {
+                for (uint b = chunk + s; b < end; b += BS) {
+                    uint word = words_of_batch[b - chunk];  // the same word for the whole row: a broadcast
+                    vec4 pixels = vec4(uvec4(word, word >> 8u, word >> 16u, word >> 24u) & 0xFFu) / 255.0;
+                    acc += pixels * dZ[b * N + n];
+                }
+            } else {
+                for (uint b = chunk + s; b < end; b += BS) acc.x += dZ[b * N + n];
             }
-        } else {
-            for (uint b = s; b < B; b += BS) acc.x += dZ[b * N + n];
         }
+        barrier();  // done with the chunk before the next one overwrites it
     }
     for (uint q = 0u; q < 4u; ++q) partial[(s * 4u + q) * LX + x] = acc[q];
     barrier();

@@ -11,9 +11,10 @@
 //           the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS): bound once, not per step
 // Uniforms  uint B (samples in the batch), K (pixels per image), N (hidden units), start (batch start in order)
 // Dispatch  local (TN, KS, 1) = (32, 8, 1); groups (ceil(N/TN), ceil(B/RB), 1)
-//           a work group computes RB rows x TN columns of A; its KS thread rows each sum one slice of K
-//           (every KS-th word of 4 pixels) into RB running sums, then the slices are added in shared
-//           memory in a fixed order (deterministic: the same inputs give the same bits)
+//           a work group computes RB rows x TN columns of A. It first copies its RB images (still packed)
+//           into shared memory; then its KS thread rows each sum one slice of K (every KS-th word of
+//           4 pixels) into RB running sums, and the slices are added in shared memory in a fixed order
+//           (deterministic: the same inputs give the same bits). Needs ceil(K/4) <= MAX_WORDS.
 // Changed   vs dense_1_forward: reads uint8 pixels through an index buffer instead of a float X, so an
 //           epoch's shuffle is a 240 KB write of the order, not a re-upload of images; K split over a
 //           work group, RB rows a thread, so 128x128 outputs still fill the GPU; edges (B, N, K) guarded
@@ -21,6 +22,7 @@
 #define TN 32   // output columns per work group (local x)
 #define KS 8    // slices of K per work group (local y), added in shared memory
 #define RB 4    // batch rows per work group: each thread keeps RB running sums
+#define MAX_WORDS 196  // words per image the shared copy holds: >= ceil(K/4) (196 for 28x28 images)
 
 layout(local_size_x = TN, local_size_y = KS, local_size_z = 1) in;
 
@@ -35,6 +37,7 @@ uniform uint K;      // pixels per image (784)
 uniform uint N;      // hidden units
 uniform uint start;  // this batch is order[start : start + B]
 
+shared uint rows[RB * MAX_WORDS];  // this work group's RB images, packed
 shared float partial[KS * RB * TN];
 
 float pixel(uint word, uint q) {  // byte q of a packed word, scaled to [0, 1] like data.normalise
@@ -48,12 +51,15 @@ void main() {
     uint row0 = gl_WorkGroupID.y * RB;   // first batch row of this work group
     uint words = (K + 3u) / 4u;          // words per image
 
-    uint base[RB];  // first word of each row's image
-    float acc[RB];
-    for (uint r = 0u; r < RB; ++r) {
-        acc[r] = 0.0;
-        base[r] = (row0 + r < B) ? order[start + row0 + r] * words : 0u;  // rows past B: never written
+    // copy the RB images into shared memory: each image's words are contiguous, so the reads coalesce
+    for (uint i = slice * TN + x; i < RB * words; i += TN * KS) {
+        uint r = i / words;
+        rows[i] = (row0 + r < B) ? images[order[start + row0 + r] * words + i % words] : 0u;  // past B: zeros
     }
+    barrier();
+
+    float acc[RB];
+    for (uint r = 0u; r < RB; ++r) acc[r] = 0.0;
     if (n < N) {
         for (uint w = slice; w < words; w += KS) {
             uint k = 4u * w;
@@ -62,7 +68,7 @@ void main() {
             float w2 = (k + 2u < K) ? W[(k + 2u) * N + n] : 0.0;
             float w3 = (k + 3u < K) ? W[(k + 3u) * N + n] : 0.0;
             for (uint r = 0u; r < RB; ++r) {
-                uint word = images[base[r] + w];  // the same word for every thread of the row: a broadcast
+                uint word = rows[r * words + w];  // the same word for every thread of the row: a broadcast
                 acc[r] += pixel(word, 0u) * w0 + pixel(word, 1u) * w1 + pixel(word, 2u) * w2 + pixel(word, 3u) * w3;
             }
         }

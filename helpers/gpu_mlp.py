@@ -139,7 +139,11 @@ class GPUTrainer:
         self._storage_barrier = moderngl.SHADER_STORAGE_BARRIER_BIT
         self._read_barrier = moderngl.BUFFER_UPDATE_BARRIER_BIT | moderngl.SHADER_STORAGE_BARRIER_BIT
 
-        self.kernels = {role: gl.Kernel(ctx, name, (defines or {}).get(name)) for role, name in STEP}
+        defines = {name: dict(values) for name, values in (defines or {}).items()}
+        # the forward's shared copy of its images holds exactly ceil(K/4) words
+        defines.setdefault("gather_forward_1_u8.comp", {}).setdefault("MAX_WORDS", self.words)
+        self.defines = defines
+        self.kernels = {role: gl.Kernel(ctx, name, defines.get(name)) for role, name in STEP}
 
         self.params_buffer = ctx.buffer(reserve=self.n_params * 4)
         self.grads_buffer = ctx.buffer(reserve=self.n_params * 4)

@@ -1,0 +1,213 @@
+"""Training benchmark (notebook 04): one MNIST epoch of 784-128-10 at batch 128, SGD lr 0.3, seed 0.
+
+    python -m helpers.bench train            # GLSL epoch, PyTorch eager epoch (if torch + CUDA), NumPy epoch
+    python -m helpers.bench_train --tune     # sweep the step shaders' #defines, GPU time per dispatch
+
+GLSL: helpers.gpu_mlp.GPUTrainer, all 60,000 images (QUICK: 4,096), one warm-up epoch, then the median
+of a few epochs, each timed by the wall clock with ctx.finish() at both ends (so everything is in it:
+the order upload, every dispatch and barrier, the readback every 50 steps). PyTorch eager: the same
+model, batch, learning rate and per-epoch sample order (reference.epoch_order), data resident on the
+GPU, float32 with TF32 off, timed the same way with torch.cuda.synchronize(). NumPy: reference.train,
+one epoch on the CPU (its own per-epoch timer, evaluation excluded).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from . import data, gl, reference
+from .gpu_mlp import PARAM_NAMES, STEP, GPUTrainer
+
+BATCH, LR, SEED = 128, 0.3, 0
+
+
+def sizes(quick: bool) -> tuple[int, int]:
+    """(training images, timed epochs after the warm-up)."""
+    return (4096, 2) if quick else (60_000, 5)
+
+
+def gpu_epochs(trainer: GPUTrainer, epochs: int, readback_every: int = 50) -> list[float]:
+    """Wall-clock seconds of `epochs` epochs after one untimed warm-up epoch."""
+    times = []
+    for epoch in range(epochs + 1):
+        trainer.ctx.finish()
+        start = time.perf_counter()
+        trainer.train_epoch(epoch, readback_every)
+        trainer.ctx.finish()
+        times.append(time.perf_counter() - start)
+    return times[1:]
+
+
+def torch_epochs(images, labels, params: dict, epochs: int):
+    """PyTorch eager on CUDA, float32, TF32 off: seconds of `epochs` epochs after one warm-up, and the
+    device name; (None, reason) without torch or CUDA."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None, "torch not installed"
+    if not torch.cuda.is_available():
+        return None, "torch has no CUDA device here"
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        device = torch.device("cuda")
+        X = torch.from_numpy(data.normalise(images)).to(device)
+        y = torch.from_numpy(np.asarray(labels, np.int64)).to(device)
+        weights = [torch.tensor(params[name], device=device, requires_grad=True) for name in PARAM_NAMES]
+        optimizer = torch.optim.SGD(weights, lr=LR)
+        n, times = len(X), []
+        for epoch in range(epochs + 1):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            order = torch.from_numpy(reference.epoch_order(n, epoch, SEED).astype(np.int64)).to(device)
+            for i in range(0, n, BATCH):
+                batch = order[i:i + BATCH]
+                W1, b1, W2, b2 = weights
+                logits = torch.relu(X[batch] @ W1 + b1) @ W2 + b2
+                loss = F.cross_entropy(logits, y[batch])
+                optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                optimizer.step()
+            torch.cuda.synchronize()
+            times.append(time.perf_counter() - start)
+        return times[1:], torch.cuda.get_device_name()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def numpy_epoch(images, labels, params: dict) -> float:
+    """Seconds of one reference.train epoch on the CPU (its own timer: the step loop only)."""
+    copy = {name: value.copy() for name, value in params.items()}
+    history = reference.train(copy, data.normalise(images), labels, epochs=1, batch_size=BATCH, lr=LR,
+                              seed=SEED, progress=False)
+    return history["seconds"][0]
+
+
+def run(ctx, quick: bool) -> list[dict]:
+    (X_train, y_train), (X_test, y_test) = data.load_mnist()
+    n, epochs = sizes(quick)
+    images, labels = X_train[:n], y_train[:n]
+    params = reference.init_params(seed=SEED)
+    trainer = GPUTrainer(ctx, params, images, labels, batch_size=BATCH, lr=LR, seed=SEED)
+    steps = trainer.steps_per_epoch
+    gl_times = gpu_epochs(trainer, epochs)
+    test_acc = trainer.accuracy(X_test, y_test)
+    profile = trainer.profile_step()
+    gl_epoch = statistics.median(gl_times)
+    torch_times, torch_device = torch_epochs(images, labels, params, epochs)
+    np_epoch = numpy_epoch(images, labels, params)
+
+    clock = "wall clock, ctx.finish() / torch.cuda.synchronize() at both ends"
+    print(f"one epoch of 784-128-10, batch {BATCH}, {n} images ({steps} steps, last batch {n - (steps - 1) * BATCH}), "
+          f"median of {epochs} epochs after 1 warm-up; {clock}")
+    print(f"GLSL step: {trainer.dispatches_per_step} dispatches + {trainer.barriers_per_step} barriers, "
+          f"readback every 50 steps; test accuracy after {epochs + 1} epochs: {100 * test_acc:.2f} %")
+    rows = [{"name": "GLSL (ModernGL)", "epoch_s": gl_epoch, "epochs_s": gl_times, "images": n, "batch": BATCH,
+             "steps": steps, "step_us": gl_epoch / steps * 1e6, "dispatches_per_step": trainer.dispatches_per_step,
+             "barriers_per_step": trainer.barriers_per_step, "test_acc": test_acc, "clock": clock}]
+    if torch_times is not None:
+        rows.append({"name": "PyTorch eager (CUDA fp32, TF32 off)", "epoch_s": statistics.median(torch_times),
+                     "epochs_s": torch_times, "images": n, "batch": BATCH, "steps": steps,
+                     "step_us": statistics.median(torch_times) / steps * 1e6, "device": torch_device,
+                     "clock": clock})
+    else:
+        print(f"PyTorch: skipped ({torch_device})")
+    rows.append({"name": "NumPy (CPU)", "epoch_s": np_epoch, "epochs_s": [np_epoch], "images": n, "batch": BATCH,
+                 "steps": steps, "step_us": np_epoch / steps * 1e6, "clock": "wall clock (reference.train, 1 epoch)"})
+    print(f"{'':38s} {'epoch':>10s} {'per step':>10s} {'vs GLSL':>9s}")
+    for row in rows:
+        print(f"{row['name']:38s} {row['epoch_s'] * 1e3:8.1f}ms {row['step_us']:8.1f}µs "
+              f"{row['epoch_s'] / gl_epoch:8.2f}x")
+    print(f"\nthe GLSL step taken apart (batch {profile['batch']}; kernels by {profile['clock']}):")
+    for name, seconds in profile["kernel"].items():
+        print(f"  {name:32s} {seconds * 1e6:8.1f} µs")
+    print(f"  {'sum of kernels':32s} {profile['kernel_total'] * 1e6:8.1f} µs")
+    print(f"  {'step, back to back (wall)':32s} {profile['step'] * 1e6:8.1f} µs   "
+          f"(Python issue time {profile['issue'] * 1e6:.1f} µs)")
+    print(f"  {'readback of 50 steps of stats':32s} {profile['readback'] * 1e6:8.1f} µs   "
+          f"order upload {profile['order_upload'] * 1e6:.1f} µs per epoch")
+    rows.append({"name": "GLSL step taken apart", **{k: v for k, v in profile.items()}})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------
+# tuning: each step shader's #defines swept, GPU time of its dispatch at batch 128 on MNIST-sized data
+# ---------------------------------------------------------------------------------------------------
+
+CANDIDATES = {
+    "forward1": [{"TN": tn, "KS": ks, "RB": rb} for tn in (32, 64, 128) for ks in (2, 4, 8, 16)
+                 for rb in (2, 4, 8, 16) if tn * ks <= 1024 and (ks * rb * tn + rb * 196) * 4 <= 48 * 1024],
+    "forward2": [{"TN": 16, "KS": ks, "RB": rb} for ks in (8, 16, 32, 64) for rb in (1, 2, 4, 8)],
+    "xent": [{"LOCAL": local} for local in (32, 64, 128, 256)],
+    "backward2": [{"LX": lx, "BS": bs} for lx in (32, 64, 128, 256) for bs in (1, 2, 4, 8) if lx * bs <= 1024],
+    "backward1": [{"LX": lx, "BS": bs} for lx in (32, 64, 128) for bs in (1, 2, 4, 8, 16) if lx * bs <= 1024],
+    "sgd": [{"LOCAL": local} for local in (64, 128, 256, 512)],
+}
+
+
+def tune(ctx, quick: bool, repeat: int = 20) -> dict:
+    """For each step shader, time every candidate's dispatch (clock of timing.Clock); print the best."""
+    from .timing import Clock
+
+    (X_train, y_train), _ = data.load_mnist()
+    n = 512 if quick else 60_000
+    repeat = 2 if quick else repeat
+    trainer = GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n], batch_size=BATCH,
+                         lr=LR, seed=SEED)
+    clock = Clock(ctx)
+    names = dict(STEP)
+    best = {}
+    for role, candidates in CANDIDATES.items():
+        if quick:
+            candidates = candidates[:3]
+        results = []
+        for defines in candidates:
+            name = names[role]
+            merged = {**trainer.defines.get(name, {}), **defines}
+            try:
+                trainer.kernels[role] = gl.Kernel(ctx, name, merged)
+            except gl.ShaderError as exc:
+                print(f"  {name} {defines}: does not compile ({str(exc).splitlines()[-1].strip()})")
+                continue
+            trainer._set_constant_uniforms()
+            trainer.rebuild_plan()
+            profile = trainer.profile_step(repeat=repeat)
+            results.append((profile["kernel"][name], defines))
+        results.sort(key=lambda item: item[0])
+        print(f"{names[role]} ({clock.source}):  " + "  ".join(
+            f"{' '.join(f'{k}={v}' for k, v in d.items())}: {t * 1e6:.1f}µs" for t, d in results[:6]))
+        best[names[role]] = results[0][1]
+        trainer.kernels[role] = gl.Kernel(ctx, names[role], {**trainer.defines.get(names[role], {}), **results[0][1]})
+        trainer._set_constant_uniforms()
+        trainer.rebuild_plan()
+    print("best:", best)
+    tuned = GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n], batch_size=BATCH, lr=LR,
+                       seed=SEED, defines=best)
+    for label, t in (("defaults", trainer), ("tuned", tuned)):
+        if label == "defaults":
+            t = GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n], batch_size=BATCH,
+                           lr=LR, seed=SEED)
+        times = gpu_epochs(t, 3)
+        profile = t.profile_step(repeat=repeat)
+        print(f"{label}: epoch {statistics.median(times) * 1e3:.1f} ms, step {profile['step'] * 1e6:.1f} µs, "
+              f"kernels {profile['kernel_total'] * 1e6:.1f} µs, issue {profile['issue'] * 1e6:.1f} µs")
+    return best
+
+
+if __name__ == "__main__":
+    import argparse
+
+    from . import mode
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tune", action="store_true", help="sweep the step shaders' #defines")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    context = gl.create_context()
+    print(gl.describe(context))
+    quick = args.quick or mode.is_quick()
+    tune(context, quick) if args.tune else run(context, quick)
