@@ -8,16 +8,17 @@
 // Bindings  5 W (readonly)  7 A (readonly)  9 dY (readonly)  10 dZ (writeonly)  13 dW (writeonly)
 //           14 db (writeonly)   the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS)
 // Uniforms  uint B (rows), K (inputs of the layer), N (outputs of the layer)
-// Dispatch  local (LX, BS, 1) = (64, 4, 1); groups (G1 + G2, 1, 1) with
+// Dispatch  local (LX, BS, 1) = (32, 8, 1); groups (G1 + G2, 1, 1) with
 //           G1 = ceil((K*N + N) / LX): one thread column per dW or db entry; its BS threads each sum every
 //                BS-th sample, then the BS partial sums are added in shared memory in a fixed order;
 //           G2 = ceil(B*K / (LX*BS)): one thread per dZ entry, a sum over the N outputs
 //           Which of the two a work group does depends only on its index, so no thread diverges in it.
+//           defaults: the fastest in an H100 sweep (python -m helpers.bench_train --tune)
 // Changed   first version; deterministic (fixed summation order, no atomics); MASK_RELU 0 gives the
 //           plain dA = dY @ W.T for a layer whose input had no ReLU
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
-#define LX 64        // threads per row of a work group (local x)
-#define BS 4         // batch slices for dW and db (local y)
+#define LX 32        // threads per row of a work group (local x)
+#define BS 8         // batch slices for dW and db (local y)
 #define MASK_RELU 1  // 1: multiply by (A > 0); 0: no mask
 
 layout(local_size_x = LX, local_size_y = BS, local_size_z = 1) in;

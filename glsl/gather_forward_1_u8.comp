@@ -10,17 +10,18 @@
 // Bindings  0 images (readonly)  1 order (readonly)  3 W (readonly)  4 b (readonly)  7 A (writeonly)
 //           the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS): bound once, not per step
 // Uniforms  uint B (samples in the batch), K (pixels per image), N (hidden units), start (batch start in order)
-// Dispatch  local (TN, KS, 1) = (32, 8, 1); groups (ceil(N/TN), ceil(B/RB), 1)
+// Dispatch  local (TN, KS, 1) = (32, 16, 1); groups (ceil(N/TN), ceil(B/RB), 1)
 //           a work group computes RB rows x TN columns of A. It first copies its RB images (still packed)
 //           into shared memory; then its KS thread rows each sum one slice of K (every KS-th word of
 //           4 pixels) into RB running sums, and the slices are added in shared memory in a fixed order
 //           (deterministic: the same inputs give the same bits). Needs ceil(K/4) <= MAX_WORDS.
+//           defaults: the fastest in an H100 sweep (python -m helpers.bench_train --tune)
 // Changed   vs dense_1_forward: reads uint8 pixels through an index buffer instead of a float X, so an
 //           epoch's shuffle is a 240 KB write of the order, not a re-upload of images; K split over a
 //           work group, RB rows a thread, so 128x128 outputs still fill the GPU; edges (B, N, K) guarded
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
 #define TN 32   // output columns per work group (local x)
-#define KS 8    // slices of K per work group (local y), added in shared memory
+#define KS 16   // slices of K per work group (local y), added in shared memory
 #define RB 4    // batch rows per work group: each thread keeps RB running sums
 #define MAX_WORDS 196  // words per image the shared copy holds: >= ceil(K/4) (196 for 28x28 images)
 

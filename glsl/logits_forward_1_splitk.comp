@@ -6,15 +6,16 @@
 // Bindings  5 W (readonly)  6 b (readonly)  7 A (readonly)  8 logits (writeonly)
 //           the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS): bound once, not per step
 // Uniforms  uint B (rows), K (inputs: hidden units), N (outputs: classes)
-// Dispatch  local (TN, KS, 1) = (16, 16, 1); groups (ceil(N/TN), ceil(B/RB), 1)
+// Dispatch  local (TN, KS, 1) = (16, 64, 1); groups (ceil(N/TN), ceil(B/RB), 1)
 //           a work group computes RB rows x TN columns; its KS thread rows each sum every KS-th k into
 //           RB running sums, added in shared memory in a fixed order (deterministic)
+//           defaults: the fastest in an H100 sweep (python -m helpers.bench_train --tune)
 // Changed   vs gather_forward_1_u8: float input, no ReLU; TN 16 because the layer has only 10 outputs
 //           (dense_1_forward with RELU 0 computes the same with bindings 0-3 and one thread per output)
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
 #define TN 16   // output columns per work group (local x)
-#define KS 16   // slices of K per work group (local y), added in shared memory
-#define RB 4    // batch rows per work group: each thread keeps RB running sums
+#define KS 64   // slices of K per work group (local y), added in shared memory
+#define RB 1    // batch rows per work group: each thread keeps RB running sums
 
 layout(local_size_x = TN, local_size_y = KS, local_size_z = 1) in;
 

@@ -8,7 +8,7 @@ import pytest
 from helpers import data, gl, reference
 from helpers.check import rel_error
 from helpers.gpu_mlp import BINDINGS as BIND
-from helpers.gpu_mlp import pack_images
+from helpers.gpu_mlp import define_value, pack_images
 
 TOLERANCE = 1e-5
 N_IMAGES, START = 320, 9
@@ -48,7 +48,8 @@ def test_gather_forward_matches_reference(ctx, rng, B, K):
     p = problem(rng, B, K, H, C)
     kernel = gl.Kernel(ctx, "gather_forward_1_u8.comp")
     A1 = gl.empty(ctx, (B, H), name="A1")
-    kernel.run(gl.groups(H, 32), gl.groups(B, 4), bindings={
+    d = lambda name: define_value(kernel.source, name)  # noqa: E731
+    kernel.run(gl.groups(H, d("TN")), gl.groups(B, d("RB")), bindings={
         BIND["images"]: gl.upload(ctx, pack_images(p["images"], K), "images"),
         BIND["order"]: gl.upload(ctx, p["order"], "order"),
         BIND["W1"]: gl.upload(ctx, p["params"]["W1"], "W1"), BIND["b1"]: gl.upload(ctx, p["params"]["b1"], "b1"),
@@ -62,7 +63,8 @@ def test_logits_forward_matches_reference(ctx, rng, B):
     p = problem(rng, B, K, H, C)
     kernel = gl.Kernel(ctx, "logits_forward_1_splitk.comp")
     logits = gl.empty(ctx, (B, C), name="logits")
-    kernel.run(gl.groups(C, 16), gl.groups(B, 4), bindings={
+    d = lambda name: define_value(kernel.source, name)  # noqa: E731
+    kernel.run(gl.groups(C, d("TN")), gl.groups(B, d("RB")), bindings={
         BIND["A1"]: gl.upload(ctx, p["cache"][2], "A1"),
         BIND["W2"]: gl.upload(ctx, p["params"]["W2"], "W2"), BIND["b2"]: gl.upload(ctx, p["params"]["b2"], "b2"),
         BIND["logits"]: logits}, B=B, K=H, N=C)
@@ -113,7 +115,8 @@ def test_dense_backward_matches_reference(ctx, rng, B, mask):
     kernel = gl.Kernel(ctx, "dense_backward_1_relu.comp", {"MASK_RELU": mask})
     out = {"dZ": gl.empty(ctx, (B, H), name="dZ"), "dW": gl.empty(ctx, (H, C), name="dW"),
            "db": gl.empty(ctx, (C,), name="db")}
-    groups = gl.groups(H * C + C, 64) + gl.groups(B * H, 64 * 4)
+    lx, bs = define_value(kernel.source, "LX"), define_value(kernel.source, "BS")
+    groups = gl.groups(H * C + C, lx) + gl.groups(B * H, lx * bs)
     kernel.run(groups, bindings={
         BIND["A1"]: gl.upload(ctx, A1, "A"), BIND["W2"]: gl.upload(ctx, p["params"]["W2"], "W"),
         BIND["dlogits"]: gl.upload(ctx, p["dlogits"], "dY"), BIND["dZ1"]: out["dZ"],
@@ -130,7 +133,7 @@ def test_gather_backward_matches_reference(ctx, rng, B, K):
     p = problem(rng, B, K, H, C)
     kernel = gl.Kernel(ctx, "gather_backward_1_u8.comp")
     dW, db = gl.empty(ctx, (K, H), name="dW"), gl.empty(ctx, (H,), name="db")
-    kernel.run(gl.groups(H, 64), -(-K // 4) + 1, bindings={
+    kernel.run(gl.groups(H, define_value(kernel.source, "LX")), -(-K // 4) + 1, bindings={
         BIND["images"]: gl.upload(ctx, pack_images(p["images"], K), "images"),
         BIND["order"]: gl.upload(ctx, p["order"], "order"), BIND["dZ1"]: gl.upload(ctx, p["dZ1"].astype(np.float32), "dZ"),
         BIND["gW1"]: dW, BIND["gb1"]: db}, B=B, K=K, N=H, start=START)
@@ -143,7 +146,8 @@ def test_sgd_update_matches_reference(ctx, rng):
     params = rng.standard_normal(n).astype(np.float32)
     grads = rng.standard_normal(n).astype(np.float32)
     P = gl.upload(ctx, params, "params")
-    gl.Kernel(ctx, "sgd_1_update.comp").run(gl.groups(n, 256), bindings={
+    kernel = gl.Kernel(ctx, "sgd_1_update.comp")
+    kernel.run(gl.groups(n, define_value(kernel.source, "LOCAL")), bindings={
         BIND["params"]: P, BIND["grads"]: gl.upload(ctx, grads, "grads")}, n=n, lr=0.3)
     expected = {"p": params.copy()}
     reference.SGD(0.3).step(expected, {"p": grads})
