@@ -1,0 +1,36 @@
+#version 430
+// matmul_1_naive.comp: C = A·B, one thread per output element, every operand read from global memory
+//
+// Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+// NumPy     C = A @ B      i.e.  C[m,n] = sum over k of A[m,k] * B[k,n]
+// Bindings  0 A (readonly)  1 B (readonly)  2 C (writeonly)
+// Uniforms  uint M, N, K
+// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(M/LOCAL_Y), 1)
+// Changed   first rung: the reference loop, one thread per C[m,n]; threads past M or N return
+// Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
+//
+// x runs along n, so the 16 threads of a row read 16 neighbouring B values (coalesced) and share one
+// A value (a broadcast). Every thread still reads 2K floats for 2K flops: memory bound.
+#define LOCAL_X 16
+#define LOCAL_Y 16
+
+layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y) in;
+
+layout(std430, binding = 0) readonly buffer BufA { float A[]; };
+layout(std430, binding = 1) readonly buffer BufB { float B[]; };
+layout(std430, binding = 2) writeonly buffer BufC { float C[]; };
+
+uniform uint M;
+uniform uint N;
+uniform uint K;
+
+void main() {
+    uint n = gl_GlobalInvocationID.x;
+    uint m = gl_GlobalInvocationID.y;
+    if (m >= M || n >= N) return;
+    float acc = 0.0;
+    for (uint k = 0u; k < K; ++k) {
+        acc += A[m * K + k] * B[k * N + n];
+    }
+    C[m * N + n] = acc;
+}

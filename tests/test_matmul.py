@@ -1,0 +1,117 @@
+"""The matmul ladder (glsl/matmul_*.comp) and the inference layers (glsl/infer_*.comp) against NumPy.
+
+Awkward shapes (not multiples of any tile, one row, one column, N % 4 == 0 for the vec4 paths), outputs
+poisoned with NaN first, float64 NumPy as the reference; relative error < 1e-5 (helpers.check.rel_error).
+"""
+
+import numpy as np
+import pytest
+
+from helpers import check, data, gl, matmul
+from helpers.inference import BatchedForward
+
+RUNGS = matmul.rungs()
+SHAPES = [(37, 70, 13), (1, 300, 77), (77, 300, 1), (1, 1, 1), (129, 257, 65), (130, 40, 132), (300, 300, 300)]
+TOL = 1e-5
+
+
+def test_the_ladder_has_its_rungs():
+    assert [name.split("_")[1] for name in RUNGS] == [str(i) for i in range(1, len(RUNGS) + 1)]
+    assert len(RUNGS) >= 3 and matmul.FASTEST in RUNGS
+
+
+@pytest.fixture(scope="module")
+def kernels(ctx):
+    return {name: matmul.load(ctx, name) for name in RUNGS}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("name", RUNGS)
+def test_rung_matches_numpy(ctx, kernels, rng, name, shape):
+    M, K, N = shape
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    A, B = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B")
+    C = gl.empty(ctx, (M + 1, N), name="C")        # one spare row: a write past C[M,N] would show there
+    kernel = kernels[name]
+    kernel.run(*matmul.groups(kernel, M, N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+    c = C.read()
+    assert check.rel_error(c[:M], a.astype(np.float64) @ b) < TOL
+    assert np.isnan(c[M:]).all(), f"{name} wrote past C[{M},{N}]"
+
+
+@pytest.mark.parametrize("defines", [{"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},
+                                     {"BN": 64, "THREADS": 128}, {"BK": 4}],
+                         ids=["64x64_4x4", "128x64", "BK4"])
+def test_fastest_rung_with_other_tiles(ctx, rng, defines):
+    kernel = matmul.load(ctx, matmul.FASTEST, defines)
+    a = rng.standard_normal((131, 45)).astype(np.float32)
+    b = rng.standard_normal((45, 68)).astype(np.float32)
+    assert check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
+
+
+def test_bad_tile_defines_are_refused_at_compile_time(ctx):
+    with pytest.raises(gl.ShaderError, match="THREADS must equal"):
+        matmul.load(ctx, matmul.FASTEST, {"BM": 64})
+
+
+def test_mismatched_shapes_are_explained(ctx, kernels):
+    A, B = gl.empty(ctx, (4, 5), name="A"), gl.empty(ctx, (6, 3), name="B")
+    with pytest.raises(ValueError, match="do not fit"):
+        matmul.run(kernels[RUNGS[0]], A, B, gl.empty(ctx, (4, 3), name="C"))
+
+
+# --- the inference layers: matmul_5 plus bias and ReLU, float32 or uint8-packed input -------------
+
+LAYER_SHAPES = [(37, 784, 13), (1, 16, 10), (70, 784, 128), (65, 20, 1), (33, 12, 8)]
+
+
+def _layer(ctx, name, relu, X, w, b, B, K, N):
+    kernel = gl.Kernel(ctx, name, {"RELU": relu})
+    Y = gl.empty(ctx, (B, N), name="Y")
+    kernel.run(gl.groups(N, matmul.define(kernel.source, "BN")), gl.groups(B, matmul.define(kernel.source, "BM")),
+               bindings={0: X, 1: gl.upload(ctx, w, "W"), 2: gl.upload(ctx, b, "b"), 3: Y}, B=B, K=K, N=N)
+    return Y.read()
+
+
+@pytest.mark.parametrize("shape", LAYER_SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("relu", [1, 0])
+def test_dense_layers_match_numpy(ctx, rng, shape, relu):
+    B, K, N = shape
+    images = rng.integers(0, 256, (B, K), dtype=np.uint8)
+    x = (images / np.float32(255)).astype(np.float32)
+    w = rng.standard_normal((K, N)).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    ref = x.astype(np.float64) @ w + b
+    ref = np.maximum(ref, 0) if relu else ref
+    got = _layer(ctx, "infer_1_dense.comp", relu, gl.upload(ctx, x, "X"), w, b, B, K, N)
+    assert check.rel_error(got, ref) < TOL
+    packed = images.reshape(B, -1, 4).copy().view("<u4").reshape(B, -1)
+    got = _layer(ctx, "infer_2_dense_u8.comp", relu, gl.upload(ctx, packed, "X"), w, b, B, K, N)
+    assert check.rel_error(got, ref) < TOL
+
+
+def test_u8_layer_ignores_bytes_past_k(ctx, rng):
+    B, K, N = 9, 18, 5                      # 18 pixels: the fifth word of a row holds 2 pixels and 2 spare bytes
+    images = np.full((B, 20), 255, np.uint8)
+    images[:, :K] = rng.integers(0, 256, (B, K), dtype=np.uint8)
+    w = rng.standard_normal((K, N)).astype(np.float32)
+    b = np.zeros(N, np.float32)
+    packed = images.view("<u4")
+    got = _layer(ctx, "infer_2_dense_u8.comp", 0, gl.upload(ctx, packed, "X"), w, b, B, K, N)
+    assert check.rel_error(got, (images[:, :K] / 255.0) @ w) < TOL
+
+
+def test_batched_forward_predicts_like_numpy(ctx, rng):
+    from helpers import reference
+    params = reference.init_params(seed=0)
+    images = rng.integers(0, 256, (300, 28, 28), dtype=np.uint8)
+    X = data.normalise(images)
+    ref = reference.forward(params, X)[0]
+    for packed, inputs in ((False, X), (True, data.pack_u8(images))):
+        fwd = BatchedForward(ctx, params, capacity=128, packed=packed)   # 300 rows: three chunks
+        assert check.rel_error(fwd.logits(inputs[:100]), ref[:100]) < TOL
+        assert (fwd.predict(inputs) == ref.argmax(axis=1)).all()
+        with pytest.raises(ValueError, match="capacity=128"):
+            fwd.upload(inputs[:129])
+        fwd.release()
