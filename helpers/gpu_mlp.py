@@ -264,6 +264,21 @@ class GPUTrainer:
         self.params_buffer.bind_to_storage_buffer(b["params"])
         self.grads_buffer.bind_to_storage_buffer(b["grads"])
 
+    def release(self) -> None:
+        """Free the trainer's GPU buffers and programs (all of MNIST: about 50 MB); it is unusable after."""
+        arrays = [self.A1, self.logits_buf, self.dlogits, self.dZ1, self.losses]
+        if self.n:
+            arrays += [self.images, self.labels, self.order, self.stats]
+        if self._eval is not None:
+            arrays += list(self._eval)
+        for array in arrays:
+            array.release()
+        self.params_buffer.release()
+        self.grads_buffer.release()
+        for kernel in self.kernels.values():
+            kernel.program.release()
+        self.n, self._eval, self.kernels = 0, None, {}
+
     # ---------------------------------------------------------------------------------------------
     # parameters
     # ---------------------------------------------------------------------------------------------
@@ -349,6 +364,23 @@ class GPUTrainer:
         self.issue_step(start, B, step)
         self._count(1)
 
+    def dispatch(self, role: str, step: int = 0) -> None:
+        """Run one stage of step `step` of the current epoch alone (a role of STEP, e.g. "forward1"), with
+        its barrier: to look at its output (self.A1, self.logits_buf, ...) before the next stage runs."""
+        if self.epoch is None:
+            self.begin_epoch(0)
+        else:
+            self.bind()
+        start, B = self.batch(step)
+        if B != self._B:
+            self._set_batch(B)
+        for uniform in self._u_start:
+            uniform.value = start
+        self._u_slot.value = step
+        run, groups = self.plan[[r for r, _ in STEP].index(role)]
+        run(*groups)
+        self.ctx.memory_barrier(self._read_barrier)
+
     def _count(self, steps: int) -> None:
         self.counts["steps"] += steps
         self.counts["dispatches"] += steps * self.dispatches_per_step
@@ -402,7 +434,7 @@ class GPUTrainer:
         updated at every readback (loss) and every epoch (accuracies). seconds: each epoch's training
         wall clock, ctx.finish() included, evaluation excluded.
         """
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         self._need_data()
         history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": []}
@@ -503,11 +535,14 @@ class GPUTrainer:
     def profile_step(self, repeat: int = 30, readback_every: int = 50, clock=None) -> dict:
         """Time one full-size step piece by piece; the parameters are restored afterwards.
 
-        Returns seconds: kernel per shader (clock.source: GPU timer queries, or wall clock around
-        ctx.finish() on a software renderer), step (wall clock per step over `repeat` back-to-back steps,
-        finish at the end), issue (Python time to queue one step), overhead (step - sum of kernels: the
-        GPU waiting on dispatches and barriers), readback (reading `readback_every` steps' stats) and
-        order_upload (one epoch's order write).
+        Seconds, by clock.source (GPU timer queries; on a software renderer the wall clock around
+        ctx.finish()):
+          kernel[shader]  one dispatch + its barrier, in a stream of `repeat` back-to-back copies (what it
+                          adds to a step while the GPU is kept busy)
+          empty           the same for a dispatch that does nothing: the fixed cost of a dispatch + barrier
+        and by the wall clock: step (one step in a stream of `repeat`, finish at the end), issue (Python's
+        time to queue one step), readback (the stats of `readback_every` steps) and order_upload (one
+        epoch's order write). overhead = step - sum of kernels: time the GPU waits on the CPU.
         """
         self._need_data()
         clock = clock or timing.Clock(self.ctx)
@@ -519,13 +554,23 @@ class GPUTrainer:
             uniform.value = start
         self._u_slot.value = 0
         barrier, bits = self.ctx.memory_barrier, self._storage_barrier
-        kernel = {}
-        for (role, name), (run, groups) in zip(STEP, self.plan):
-            def one(run=run, groups=groups):
-                run(*groups)
-                barrier(bits)
-            one()
-            kernel[name] = statistics.median(clock.kernel(one) for _ in range(repeat))
+
+        def stream(run, groups):
+            def issue():
+                for _ in range(repeat):
+                    run(*groups)
+                    barrier(bits)
+            return issue
+
+        def per_dispatch(run, groups) -> float:
+            run(*groups)  # warm-up
+            return statistics.median(clock.kernel(stream(run, groups)) for _ in range(3)) / repeat
+
+        kernel = {name: per_dispatch(run, groups) for (_, name), (run, groups) in zip(STEP, self.plan)}
+        sgd = self.kernels["sgd"]
+        sgd.set(n=0)  # every thread returns at once: an empty dispatch
+        empty = per_dispatch(sgd.program.run, (1, 1, 1))
+        sgd.set(n=self.n_params)
 
         def steps():
             for _ in range(repeat):
@@ -544,16 +589,18 @@ class GPUTrainer:
         upload = statistics.median(clock.wall(lambda: self.order.write(order)) for _ in range(5))
         self.set_parameters(saved)
         total = sum(kernel.values())
-        return {"kernel": kernel, "kernel_total": total, "step": step_wall, "issue": issue,
+        return {"kernel": kernel, "kernel_total": total, "empty": empty, "step": step_wall, "issue": issue,
                 "overhead": max(step_wall - total, 0.0), "readback": readback, "readback_steps": reads,
                 "order_upload": upload, "dispatches_per_step": self.dispatches_per_step,
                 "barriers_per_step": self.barriers_per_step, "clock": clock.source, "batch": B}
 
     def epoch_phases(self, profile: dict, epoch_seconds: float, readback_every: int = 50) -> dict:
-        """One epoch split into upload (order), kernel, dispatch (everything else on the GPU side's
-        timeline: launch gaps, barriers, Python) and readback, in seconds, from profile_step()."""
+        """One epoch in seconds, from profile_step(): upload (the order), kernel (the six kernels' work
+        beyond an empty dispatch's cost, every step), readback, and dispatch: the rest of the wall clock
+        (the fixed cost of each dispatch and barrier, the GPU waiting for Python)."""
         steps = self.steps_per_epoch
-        kernel = profile["kernel_total"] * steps
+        work = sum(max(t - profile["empty"], 0.0) for t in profile["kernel"].values())
+        kernel = work * steps
         readback = profile["readback"] * math.ceil(steps / readback_every)
         upload = profile["order_upload"]
         return {"upload": upload, "kernel": kernel, "readback": readback,

@@ -6,7 +6,7 @@ import pytest
 
 from helpers import data, reference
 from helpers.check import rel_error
-from helpers.gpu_mlp import GPUTrainer, load_params
+from helpers.gpu_mlp import STEP, GPUTrainer, load_params
 
 TOLERANCE = 1e-5
 K, H, C = 70, 130, 13  # awkward: not multiples of any work-group size
@@ -124,10 +124,10 @@ def test_wrong_inputs_are_explained(ctx, rng):
 
 def test_tiny_mnist_run_matches_numpy(ctx, mnist_dir):
     (X_train, y_train), (X_test, y_test) = data.load_mnist(mnist_dir)
-    n, n_test = 2048, 1000
+    n, n_test = 2048, 500
     params = reference.init_params(seed=0)
     trainer = GPUTrainer(ctx, params, X_train[:n], y_train[:n], batch_size=128, lr=0.3, seed=0)
-    history = trainer.train(2, test=(X_test[:n_test], y_test[:n_test]), progress=False)
+    history = trainer.train(2, test=(X_test[:n_test], y_test[:n_test]), progress=False, eval_train=False)
     ref = copy(params)
     ref_history = reference.train(ref, data.normalise(X_train[:n]), y_train[:n], epochs=2, batch_size=128,
                                   lr=0.3, seed=0, X_test=data.normalise(X_test[:n_test]), y_test=y_test[:n_test],
@@ -135,3 +135,17 @@ def test_tiny_mnist_run_matches_numpy(ctx, mnist_dir):
     assert history["test_acc"][-1] > 0.8, f"2 epochs on 2048 images should reach 80 %: {history['test_acc']}"
     assert abs(history["test_acc"][-1] - ref_history["test_acc"][-1]) <= 0.01
     assert rel_error(history["loss"], ref_history["loss"]) < 1e-4
+
+
+def test_profile_step_restores_the_parameters(ctx, rng):
+    images, labels, params = toy(rng)
+    trainer = GPUTrainer(ctx, params, images, labels, batch_size=37, lr=0.3)
+    profile = trainer.profile_step(repeat=2, readback_every=2)
+    for name, value in trainer.parameters().items():
+        assert np.array_equal(value, params[name]), f"profile_step changed {name}"
+    assert list(profile["kernel"]) == [name for _, name in STEP]
+    assert profile["dispatches_per_step"] == 6 and profile["batch"] == 37
+    phases = trainer.epoch_phases(profile, epoch_seconds=1.0, readback_every=2)
+    assert set(phases) == {"upload", "kernel", "readback", "dispatch"} and min(phases.values()) >= 0
+    trainer.release()
+
