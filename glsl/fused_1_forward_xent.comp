@@ -10,26 +10,30 @@
 // NumPy     X = images[order[step*B : step*B + B]] / 255;  logits, (X, Z1, A1) = reference.forward(p, X)
 //           loss, dlogits = reference.softmax_xent(logits, y)   (losses holds the per-sample terms)
 //           dZ1 = (dlogits @ W2.T) * (Z1 > 0)
-// Bindings  0 images (readonly)  1 labels (readonly)  2 order (readonly)  3 params (readonly)
+// Bindings  0 images (readonly)  1 labels (readonly)  2 order (readonly)  3 params (readonly; declared
+//           twice, as float[] and as vec4[], two views of one buffer)
 //           6 A1 (writeonly)  7 dZ1 (writeonly)  8 dlogits (writeonly)  9 losses (writeonly)
 //           (the fused trainer's global layout: 4 and 5 are the optimizer state, unused here)
 // Uniforms  uint n_in (multiple of 4, <= MAX_IN), n_hidden (<= MAX_H), n_samples, batch_size, step
 //           the batch is positions [step*batch_size, +count) of order, count = min(batch_size, n_samples - step*batch_size)
 // Dispatch  local (JT, KS, 1); groups (ceil(count / S), 1, 1)
-//           thread (jt, ks) sums k in the ks-th quarter of the inputs for hidden units jt, jt + JT, ...
-//           and all S samples (one W1 load feeds S multiply-adds); the KS partial sums are added in
-//           shared memory in a fixed order, so results do not depend on timing (no atomics)
+//           thread (jt, ks) owns 4 neighbouring hidden units (one vec4 of a W1 row: 16-byte loads keep
+//           many bytes in flight) for all S samples, summing k over the ks-th slice of the inputs; the
+//           KS partial sums are added in shared memory in a fixed order: no atomics, same bits every run
 // Changed   vs dense_1_forward + softmax_xent + dense backward (the unfused step): one dispatch instead
 //           of four; no X, Z1 or logits round trip through global memory; W2 is only read here, so
-//           dZ1 uses the weights of this step (the update happens in fused_2_backward_update)
+//           dZ1 uses the weights of this step (the update happens in fused_2_backward_update).
+//           The price: every work group reads all of W1 (it needs whole hidden rows for the logits)
 // Checked   relative error < 1e-5 against NumPy (tests/test_fused.py)
-// Tunables  S * (MAX_IN + KS*JT + MAX_H) * 4 bytes of shared memory (<= 32 KiB everywhere, 48 KiB on
-//           NVIDIA); JT*KS <= 1024 threads; JT*KS >= S*10
-#define S 4
-#define JT 128
-#define KS 4
+// Tunables  4 * (S * (MAX_IN + KS*4*JT + MAX_H + 10)) bytes of shared memory (<= 32 KiB everywhere,
+//           48 KiB on NVIDIA); JT*KS <= 1024 threads and >= S*10; VEC4 1 needs n_hidden % 4 == 0
+//           (VEC4 0 reads the same four weights one float at a time: same sums, same order)
+#define S 2
+#define JT 32
+#define KS 16
 #define MAX_IN 784
 #define MAX_H 256
+#define VEC4 1
 #define N_OUT 10
 
 layout(local_size_x = JT, local_size_y = KS, local_size_z = 1) in;
@@ -38,6 +42,7 @@ layout(std430, binding = 0) readonly buffer Images { uint images[]; };
 layout(std430, binding = 1) readonly buffer Labels { uint labels[]; };
 layout(std430, binding = 2) readonly buffer Order { uint order[]; };
 layout(std430, binding = 3) readonly buffer Params { float params[]; };
+layout(std430, binding = 3) readonly buffer Params4 { vec4 params4[]; };  // the same buffer, 16 bytes a read
 layout(std430, binding = 6) writeonly buffer Hidden { float A1[]; };
 layout(std430, binding = 7) writeonly buffer HiddenGrad { float dZ1[]; };
 layout(std430, binding = 8) writeonly buffer LogitGrad { float dlogits[]; };
@@ -50,17 +55,18 @@ uniform uint batch_size;  // B
 uniform uint step;        // which batch of the epoch
 
 const uint THREADS = JT * KS;
+const uint CW = 4u * JT;        // hidden units per pass of the work group
 const uint P = S * N_OUT;       // logits per work group
 const uint PARTS = THREADS / P; // threads per logit
 
 shared float Xs[S * MAX_IN];        // the S input rows, unpacked to [0, 1]
-shared float partial[KS * S * JT];  // partial sums (layer 1), reused for the logits
+shared float partial[KS * S * CW];  // partial sums (layer 1), reused for the logits
 shared float Zs[S * MAX_H];         // Z1 rows of the S samples
 shared float Ls[S * N_OUT];         // logits, then dlogits
 
 void main() {
     uint lid = gl_LocalInvocationIndex;
-    uint jt = gl_LocalInvocationID.x;
+    uint jt = gl_LocalInvocationID.x;  // owns hidden units 4*jt .. 4*jt+3 of each pass
     uint ks = gl_LocalInvocationID.y;
     uint H = n_hidden;
     uint words = n_in / 4u;
@@ -80,26 +86,34 @@ void main() {
     }
     barrier();
 
-    // 2. Layer 1, Z1 = X·W1 + b1, JT hidden units at a time; the inputs split KS ways.
+    // 2. Layer 1, Z1 = X·W1 + b1, CW hidden units at a time; the inputs split KS ways.
     uint chunk = (n_in + KS - 1u) / KS;
     uint k0 = min(n_in, ks * chunk), k1 = min(n_in, k0 + chunk);
-    for (uint j0 = 0u; j0 < H; j0 += JT) {
-        uint j = j0 + jt;
-        float acc[S];
-        for (uint s = 0u; s < S; s++) acc[s] = 0.0;
+    for (uint j0 = 0u; j0 < H; j0 += CW) {
+        uint j = j0 + 4u * jt;  // this thread's first hidden unit
+        vec4 acc[S];
+        for (uint s = 0u; s < S; s++) acc[s] = vec4(0.0);
         if (j < H) {
             for (uint k = k0; k < k1; k++) {
-                float w = params[k * H + j];  // threads next in x read W1 next to each other
+#if VEC4
+                vec4 w = params4[(k * H + j) / 4u];  // W1[k, j:j+4]: threads next in x read next 16 bytes
+#else
+                uint at = k * H + j;
+                vec4 w = vec4(params[at], j + 1u < H ? params[at + 1u] : 0.0,
+                              j + 2u < H ? params[at + 2u] : 0.0, j + 3u < H ? params[at + 3u] : 0.0);
+#endif
                 for (uint s = 0u; s < S; s++) acc[s] += Xs[s * MAX_IN + k] * w;
             }
         }
-        for (uint s = 0u; s < S; s++) partial[(ks * S + s) * JT + jt] = acc[s];
+        for (uint s = 0u; s < S; s++) {
+            for (uint c = 0u; c < 4u; c++) partial[(ks * S + s) * CW + 4u * jt + c] = acc[s][c];
+        }
         barrier();
-        for (uint o = lid; o < S * JT; o += THREADS) {
-            uint s = o / JT, jj = o % JT;
+        for (uint o = lid; o < S * CW; o += THREADS) {
+            uint s = o / CW, jj = o % CW;
             if (j0 + jj < H) {
                 float z = 0.0;
-                for (uint q = 0u; q < KS; q++) z += partial[(q * S + s) * JT + jj];  // fixed order
+                for (uint q = 0u; q < KS; q++) z += partial[(q * S + s) * CW + jj];  // fixed order
                 Zs[s * MAX_H + j0 + jj] = z + params[b1o + j0 + jj];
             }
         }

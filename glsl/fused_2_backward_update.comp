@@ -13,19 +13,21 @@
 // Uniforms  uint n_in, n_hidden, n_samples, batch_size, step (as fused_1); float lr;
 //           momentum: float mu; Adam: float beta1, beta2, one_minus_beta1, one_minus_beta2, eps,
 //           c1 = 1 - beta1^t, c2 = 1 - beta2^t (computed on the CPU in float64, as the reference does)
-// Dispatch  local (TJ, TKT, 1); groups (ceil(n_in/TK) * ceil(H/TJ) + ceil((11H + 10) / (TJ*TKT)), 1, 1)
-//           the first groups each own a TK×TJ tile of W1 (thread (x, y): KPT rows, one column), staging
-//           BC batch rows of X and dZ1 in shared memory at a time; the rest own b1, W2, b2, one
-//           parameter per thread. Every sum runs over the batch in order: no atomics, same bits every run
+// Dispatch  local (TJ, TKT, 1); groups (ceil((11H + 10) / (TJ*TKT/BSPLIT)) + ceil(n_in/TK) * ceil(H/TJ), 1, 1)
+//           the first groups own b1, W2, b2: BSPLIT threads sum one gradient over interleaved slices of
+//           the batch, added in shared memory in a fixed order (these short groups start first); the
+//           rest each own a TK×TJ tile of W1 (thread (x, y): KPT rows, one column), staging BC batch
+//           rows of X and dZ1 in shared memory at a time. No atomics: the same bits every run
 // Changed   vs the unfused backward (a matmul per gradient, then an update pass): one dispatch; the
 //           gradients live in registers only; W2 is updated here, after fused_1 used it for dZ1
 // Checked   relative error < 1e-5 against NumPy for SGD, momentum and Adam (tests/test_fused.py)
-// Tunables  TK = TKT*KPT must be a multiple of 4 (whole pixels4 words); TJ*TKT <= 1024;
-//           BC*(TK + TJ)*4 bytes of shared memory. OPTIMIZER: 0 SGD, 1 momentum, 2 Adam
-#define TJ 64
-#define TKT 4
-#define KPT 4
+// Tunables  TK = TKT*KPT must be a multiple of 4 (whole packed words); TJ*TKT <= 1024; BC >= TKT;
+//           BSPLIT divides TJ*TKT; BC*(TK + TJ)*4 bytes of shared memory. OPTIMIZER: 0 SGD, 1 momentum, 2 Adam
+#define TJ 32
+#define TKT 8
+#define KPT 2
 #define BC 32
+#define BSPLIT 8
 #define OPTIMIZER 0
 #define N_OUT 10
 
@@ -54,9 +56,10 @@ uniform float beta1, beta2, one_minus_beta1, one_minus_beta2, eps, c1, c2;
 
 const uint TK = TKT * KPT;
 const uint THREADS = TJ * TKT;
+const uint TP = THREADS / BSPLIT;  // b1/W2/b2 parameters per work group
 
 shared float Xs[BC * TK];
-shared float Ds[BC * TJ];
+shared float Ds[BC * TJ];  // also the BSPLIT partial sums of the b1/W2/b2 groups
 
 void update(uint p, float g) {
 #if OPTIMIZER == 0
@@ -81,12 +84,33 @@ void main() {
     uint start = step * batch_size;
     uint count = min(batch_size, n_samples - start);
     uint tiles_j = (H + TJ - 1u) / TJ;
-    uint w1_groups = ((n_in + TK - 1u) / TK) * tiles_j;
+    uint small = H + H * N_OUT + N_OUT;                // b1, W2, b2: parameters n_in*H + t
+    uint small_groups = (small + TP - 1u) / TP;
     uint g = gl_WorkGroupID.x;
 
-    if (g < w1_groups) {  // the same branch for the whole group, so the barriers below are reached by all
-        // dW1[k, j] = sum over the batch of X[b, k] * dZ1[b, j]
-        uint tk = g / tiles_j, tj = g % tiles_j;
+    if (g < small_groups) {  // the same branch for the whole group, so the barriers are reached by all
+        uint t = g * TP + lid % TP, slice = lid / TP;
+        float grad = 0.0;
+        if (t < H) {                                   // db1[j] = sum_b dZ1[b, j]
+            for (uint b = slice; b < count; b += BSPLIT) grad += dZ1[b * H + t];
+        } else if (t < H + H * N_OUT) {                // dW2[j, o] = sum_b A1[b, j] * dlogits[b, o]
+            uint j = (t - H) / N_OUT, o = (t - H) % N_OUT;
+            for (uint b = slice; b < count; b += BSPLIT) grad += A1[b * H + j] * dlogits[b * N_OUT + o];
+        } else if (t < small) {                        // db2[o] = sum_b dlogits[b, o]
+            uint o = t - H - H * N_OUT;
+            for (uint b = slice; b < count; b += BSPLIT) grad += dlogits[b * N_OUT + o];
+        }
+        Ds[lid] = grad;
+        barrier();
+        if (slice == 0u && t < small) {
+            float sum = 0.0;
+            for (uint q = 0u; q < BSPLIT; q++) sum += Ds[q * TP + lid];  // fixed order
+            update(n_in * H + t, sum);
+        }
+    } else {
+        // dW1[k, j] = sum over the batch of X[b, k] * dZ1[b, j], a TK×TJ tile per group
+        uint tile = g - small_groups;
+        uint tk = tile / tiles_j, tj = tile % tiles_j;
         uint jj = gl_LocalInvocationID.x, kq = gl_LocalInvocationID.y;
         uint j = tj * TJ + jj;
         float acc[KPT];
@@ -113,22 +137,6 @@ void main() {
         for (uint i = 0u; i < KPT; i++) {
             uint k = tk * TK + kq * KPT + i;
             if (k < n_in && j < H) update(k * H + j, acc[i]);
-        }
-    } else {
-        // b1, W2, b2: parameter n_in*H + t, one per thread
-        uint t = (g - w1_groups) * THREADS + lid;
-        if (t < H + H * N_OUT + N_OUT) {
-            float grad = 0.0;
-            if (t < H) {                                   // db1[j] = sum_b dZ1[b, j]
-                for (uint b = 0u; b < count; b++) grad += dZ1[b * H + t];
-            } else if (t < H + H * N_OUT) {                // dW2[j, o] = sum_b A1[b, j] * dlogits[b, o]
-                uint j = (t - H) / N_OUT, o = (t - H) % N_OUT;
-                for (uint b = 0u; b < count; b++) grad += A1[b * H + j] * dlogits[b * N_OUT + o];
-            } else {                                       // db2[o] = sum_b dlogits[b, o]
-                uint o = t - H - H * N_OUT;
-                for (uint b = 0u; b < count; b++) grad += dlogits[b * N_OUT + o];
-            }
-            update(n_in * H + t, grad);
         }
     }
 }

@@ -5,24 +5,28 @@
 // Shapes    images[count, n_in/4] uint (4 pixels per word, helpers.data.pack_u8)
 //           params = [W1 (n_in×H) | b1 (H) | W2 (H×10) | b2 (10)] float32, flat   predictions[count] uint
 // NumPy     predictions = reference.predict(params, images.reshape(count, -1) / 255)
-// Bindings  3 params (readonly)  10 images (readonly)  11 predictions (writeonly)
+// Bindings  3 params (readonly, as float[] and vec4[])  10 images (readonly)  11 predictions (writeonly)
 //           (10 and 11 sit beside the fused trainer's bindings 0-9, which stay bound)
 // Uniforms  uint n_in (multiple of 4, <= MAX_IN), n_hidden (<= MAX_H), count
-// Dispatch  local (JT, KS, 1); groups (ceil(count / S), 1, 1); threads split as in fused_1
+// Dispatch  local (JT, KS, 1); groups (ceil(count / S), 1, 1); threads split as in fused_1 (4 hidden
+//           units a thread, W1 read as vec4 where n_hidden % 4 == 0)
 // Changed   vs fused_1_forward_xent: no labels, no loss, no backward; the first largest logit wins
 //           (as NumPy's argmax)
 // Checked   equal to reference.predict (tests/test_fused.py)
-// Tunables  as fused_1: S * (MAX_IN + KS*JT + MAX_H) * 4 bytes of shared memory; JT*KS >= S*10
-#define S 4
-#define JT 128
-#define KS 4
+// Tunables  as fused_1: 4 * S * (MAX_IN + KS*4*JT + MAX_H + 10) bytes of shared memory; JT*KS >= S*10;
+//           VEC4 1 needs n_hidden % 4 == 0
+#define S 2
+#define JT 32
+#define KS 16
 #define MAX_IN 784
 #define MAX_H 256
+#define VEC4 1
 #define N_OUT 10
 
 layout(local_size_x = JT, local_size_y = KS, local_size_z = 1) in;
 
 layout(std430, binding = 3) readonly buffer Params { float params[]; };
+layout(std430, binding = 3) readonly buffer Params4 { vec4 params4[]; };  // the same buffer, 16 bytes a read
 layout(std430, binding = 10) readonly buffer EvalImages { uint images[]; };
 layout(std430, binding = 11) writeonly buffer Predictions { uint predictions[]; };
 
@@ -31,11 +35,12 @@ uniform uint n_hidden;
 uniform uint count;
 
 const uint THREADS = JT * KS;
+const uint CW = 4u * JT;
 const uint P = S * N_OUT;
 const uint PARTS = THREADS / P;
 
 shared float Xs[S * MAX_IN];
-shared float partial[KS * S * JT];
+shared float partial[KS * S * CW];
 shared float Zs[S * MAX_H];
 shared float Ls[S * N_OUT];
 
@@ -57,23 +62,31 @@ void main() {
 
     uint chunk = (n_in + KS - 1u) / KS;
     uint k0 = min(n_in, ks * chunk), k1 = min(n_in, k0 + chunk);
-    for (uint j0 = 0u; j0 < H; j0 += JT) {
-        uint j = j0 + jt;
-        float acc[S];
-        for (uint s = 0u; s < S; s++) acc[s] = 0.0;
+    for (uint j0 = 0u; j0 < H; j0 += CW) {
+        uint j = j0 + 4u * jt;  // this thread's first hidden unit
+        vec4 acc[S];
+        for (uint s = 0u; s < S; s++) acc[s] = vec4(0.0);
         if (j < H) {
             for (uint k = k0; k < k1; k++) {
-                float w = params[k * H + j];
+#if VEC4
+                vec4 w = params4[(k * H + j) / 4u];  // W1[k, j:j+4]: threads next in x read next 16 bytes
+#else
+                uint at = k * H + j;
+                vec4 w = vec4(params[at], j + 1u < H ? params[at + 1u] : 0.0,
+                              j + 2u < H ? params[at + 2u] : 0.0, j + 3u < H ? params[at + 3u] : 0.0);
+#endif
                 for (uint s = 0u; s < S; s++) acc[s] += Xs[s * MAX_IN + k] * w;
             }
         }
-        for (uint s = 0u; s < S; s++) partial[(ks * S + s) * JT + jt] = acc[s];
+        for (uint s = 0u; s < S; s++) {
+            for (uint c = 0u; c < 4u; c++) partial[(ks * S + s) * CW + 4u * jt + c] = acc[s][c];
+        }
         barrier();
-        for (uint o = lid; o < S * JT; o += THREADS) {
-            uint s = o / JT, jj = o % JT;
+        for (uint o = lid; o < S * CW; o += THREADS) {
+            uint s = o / CW, jj = o % CW;
             if (j0 + jj < H) {
                 float z = 0.0;
-                for (uint q = 0u; q < KS; q++) z += partial[(q * S + s) * JT + jj];
+                for (uint q = 0u; q < KS; q++) z += partial[(q * S + s) * CW + jj];  // fixed order
                 Zs[s * MAX_H + j0 + jj] = z + params[b1o + j0 + jj];
             }
         }

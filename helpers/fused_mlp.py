@@ -48,8 +48,8 @@ DISPATCHES_PER_STEP = 2
 BARRIERS_PER_STEP = 2
 OPTIMIZERS = {"SGD": 0, "Momentum": 1, "Adam": 2}
 SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
-FORWARD_DEFAULTS = {"JT": 128, "KS": 4}
-BACKWARD_DEFAULTS = {"TJ": 64, "TKT": 4, "KPT": 4, "BC": 32}
+FORWARD_DEFAULTS = {"JT": 32, "KS": 16}
+BACKWARD_DEFAULTS = {"TJ": 32, "TKT": 8, "KPT": 2, "BC": 32, "BSPLIT": 8}
 _SSBO_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 
 
@@ -82,9 +82,9 @@ def packed_images(images) -> np.ndarray:
     return data.pack_u8(images.reshape(len(images), -1))
 
 
-def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int = 128, KS: int = 4) -> int:
-    """Shared memory fused_1 / fused_3 need: S * (MAX_IN + KS*JT + MAX_H) floats + the logits."""
-    return 4 * (S * (n_in + KS * JT + n_hidden) + S * N_OUT)
+def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int = 32, KS: int = 16) -> int:
+    """Shared memory fused_1 / fused_3 need: S * (MAX_IN + KS*4*JT + MAX_H + 10) floats."""
+    return 4 * S * (n_in + KS * 4 * JT + n_hidden + N_OUT)
 
 
 class FusedMLP:
@@ -162,16 +162,16 @@ class FusedMLP:
         self._step_bytes = [np.uint32(s).tobytes() for s in range(self.steps_per_epoch)]
         self._forward_groups = [gl.groups(min(B, self.n - s * B), self.S) for s in range(self.steps_per_epoch)]
         d = self.backward_defines
-        TK = int(d["TKT"]) * int(d["KPT"])
+        TK, threads = int(d["TKT"]) * int(d["KPT"]), int(d["TJ"]) * int(d["TKT"])
         w1_groups = gl.groups(self.n_in, TK) * gl.groups(H, int(d["TJ"]))
-        self._backward_groups = w1_groups + gl.groups(H + H * N_OUT + N_OUT, int(d["TJ"]) * int(d["TKT"]))
+        self._backward_groups = gl.groups(H + H * N_OUT + N_OUT, threads // int(d["BSPLIT"])) + w1_groups
 
     # ---------------------------------------------------------------------------------------------
     def _forward_defines(self, overrides: dict | None) -> dict:
-        defines = dict(FORWARD_DEFAULTS, MAX_IN=self.n_in, MAX_H=self.n_hidden)
+        defines = dict(FORWARD_DEFAULTS, MAX_IN=self.n_in, MAX_H=self.n_hidden, VEC4=int(self.n_hidden % 4 == 0))
         defines.update(overrides or {})
-        if "S" not in defines:  # the most samples per work group that fit the portable shared memory
-            fits = [S for S in (4, 2, 1)
+        if "S" not in defines:  # the most samples per work group (up to 2) that fit the portable shared memory
+            fits = [S for S in (2, 1)
                     if shared_bytes(S, self.n_in, self.n_hidden, defines["JT"], defines["KS"]) <= SHARED_BYTES]
             if not fits:
                 raise ValueError(f"hidden size {self.n_hidden} needs more shared memory than OpenGL guarantees "
@@ -269,6 +269,90 @@ class FusedMLP:
                     on_check(s + 1, loss)
                 first = s + 1
         return float(np.mean(self.losses, dtype=np.float64))
+
+    def run_forward(self, step: int = 0, epoch: int = 0) -> dict:
+        """fused_1 alone on batch `step` of `epoch`, outputs poisoned with NaN first: {A1, dZ1, dlogits, losses}
+        for the batch's rows (for checking the shader; training never reads these back)."""
+        self.start_epoch(epoch)
+        for binding in (6, 7, 8, 9):
+            self.buffers[binding].fill(np.nan)
+        self._u_step[0].write(self._step_bytes[step])
+        self.forward.program.run(self._forward_groups[step])
+        self.ctx.memory_barrier()
+        start, count = step * self.batch_size, min(self.batch_size, self.n - step * self.batch_size)
+        out = {name: self.buffers[b].read()[:count].copy() for name, b in (("A1", 6), ("dZ1", 7), ("dlogits", 8))}
+        out["losses"] = self.buffers[9].read()[start:start + count].copy()
+        return out
+
+    # ---------------------------------------------------------------------------------------------
+    def profile_step(self, repeat: int = 30, clock=None) -> dict:
+        """Time one full-size step piece by piece; parameters and optimizer state are restored afterwards.
+
+        Returns seconds: kernel per shader (clock.source: GPU timer queries, or wall clock around
+        ctx.finish() on a software renderer), step (wall clock per step over `repeat` back-to-back steps,
+        finish at the end), issue (Python time to queue one step), overhead (step - sum of kernels),
+        readback (one loss read of check_every steps) and order_upload (one epoch's order write).
+        """
+        from . import timing
+
+        clock = clock or timing.Clock(self.ctx)
+        saved = [self.buffers[b].read().copy() for b in (3, 4, 5)]
+        t_saved, counts_saved = self.t, dict(self.counts)
+        self.start_epoch(0)
+        bits = _SSBO_BARRIER
+        for u in self._u_step:
+            u.write(self._step_bytes[0])
+        if self.kind == "Adam":
+            self._u_c1.write(np.float32(0.1).tobytes())
+            self._u_c2.write(np.float32(0.001).tobytes())
+
+        def forward():
+            self.forward.program.run(self._forward_groups[0])
+            self.ctx.memory_barrier(bits)
+
+        def backward():
+            self.backward.program.run(self._backward_groups)
+            self.ctx.memory_barrier(bits)
+
+        kernel = {}
+        for name, fn in ((FORWARD, forward), (BACKWARD, backward)):
+            fn()
+            kernel[name] = float(np.median([clock.kernel(fn) for _ in range(repeat)]))
+
+        def steps():
+            for _ in range(repeat):
+                self.step(0)
+
+        steps()
+        step_wall = float(np.median([clock.wall(steps) for _ in range(3)])) / repeat
+        self.ctx.finish()
+        start = time.perf_counter()
+        steps()
+        issue = (time.perf_counter() - start) / repeat
+        self.ctx.finish()
+        reads = min(self.check_every, self.steps_per_epoch)
+        readback = float(np.median([clock.wall(lambda: self.read_losses(0, reads)) for _ in range(5)]))
+        order = reference.epoch_order(self.n, 0, self.seed)
+        upload = float(np.median([clock.wall(lambda: self.buffers[2].write(order)) for _ in range(5)]))
+        for b, array in zip((3, 4, 5), saved):
+            self.buffers[b].write(array)
+        self.t, self.counts = t_saved, counts_saved
+        total = sum(kernel.values())
+        return {"kernel": kernel, "kernel_total": total, "step": step_wall, "issue": issue,
+                "overhead": max(step_wall - total, 0.0), "readback": readback, "readback_steps": reads,
+                "order_upload": upload, "dispatches_per_step": DISPATCHES_PER_STEP,
+                "barriers_per_step": BARRIERS_PER_STEP, "clock": clock.source,
+                "batch": min(self.batch_size, self.n)}
+
+    def epoch_phases(self, profile: dict, epoch_seconds: float) -> dict:
+        """One epoch split into upload (order), kernel, dispatch (the rest: launch gaps, barriers,
+        Python) and readback, in seconds, from profile_step() and a measured epoch time."""
+        steps = self.steps_per_epoch
+        kernel = profile["kernel_total"] * steps
+        readback = profile["readback"] * -(-steps // self.check_every)
+        upload = profile["order_upload"]
+        return {"upload": upload, "kernel": kernel, "readback": readback,
+                "dispatch": max(epoch_seconds - kernel - readback - upload, 0.0)}
 
     # ---------------------------------------------------------------------------------------------
     def add_eval_set(self, name: str, images, labels) -> None:
@@ -385,3 +469,60 @@ def gpu_update(ctx, optimizer, params: np.ndarray, grads: np.ndarray, state: dic
     for array in arrays:
         array.release()
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy counterparts, for the checks in tests/test_fused.py and notebook 05
+# ---------------------------------------------------------------------------------------------
+
+def reference_outputs(params: dict, X: np.ndarray, y: np.ndarray) -> dict:
+    """What fused_1 writes for the batch (X float in [0, 1], y labels): A1, dZ1, dlogits, per-sample losses."""
+    logits, (_, Z1, A1) = reference.forward(params, X)
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    losses = np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(len(y)), y]
+    _, dlogits = reference.softmax_xent(logits, y)
+    return {"A1": A1, "dZ1": (dlogits @ params["W2"].T) * (Z1 > 0), "dlogits": dlogits, "losses": losses}
+
+
+def check_optimizer(ctx, optimizer, n: int = 1037, steps: int = 3, seed: int = 0) -> bool:
+    """momentum_1_update / adam_1_update against the reference optimizer: `steps` steps on n random
+    parameters and gradients; True when every step's parameters agree within relative error 1e-5."""
+    from .check import rel_error
+
+    rng = np.random.default_rng(seed)
+    p = rng.standard_normal(n).astype(np.float32)
+    ref, gpu_optimizer, state, ok = {"p": p.copy()}, type(optimizer)(**vars_of(optimizer)), None, True
+    for t in range(1, steps + 1):
+        g = rng.standard_normal(n).astype(np.float32)
+        optimizer.step(ref, {"p": g})
+        p, state = gpu_update(ctx, gpu_optimizer, p, g, state, t=t)
+        ok &= rel_error(p, ref["p"]) < 1e-5
+    return bool(ok)
+
+
+def vars_of(optimizer) -> dict:
+    """The constructor arguments of a reference optimizer (its hyperparameters, not its state)."""
+    names = {"SGD": ("lr",), "Momentum": ("lr", "mu"), "Adam": ("lr", "beta1", "beta2", "eps")}
+    return {k: getattr(optimizer, k) for k in names[type(optimizer).__name__]}
+
+
+def check_fused_steps(ctx, optimizer, images, labels, steps: int = 3, batch_size: int = 128,
+                      hidden: int = 128, seed: int = 0) -> bool:
+    """`steps` fused training steps against reference steps with the same optimizer, from the same
+    init (reference.init_params(seed)) and batches; True when all parameters agree within 1e-5."""
+    from .check import rel_error
+
+    params = reference.init_params(images[0].size, hidden, N_OUT, seed=seed)
+    trainer = FusedMLP(ctx, params, images, labels, optimizer=type(optimizer)(**vars_of(optimizer)),
+                       batch_size=batch_size, seed=seed)
+    X = data.normalise(np.asarray(images)) if np.asarray(images).dtype == np.uint8 else images
+    order = reference.epoch_order(len(labels), 0, seed)
+    ref = {k: v.copy() for k, v in params.items()}
+    trainer.start_epoch(0)
+    for s in range(min(steps, trainer.steps_per_epoch)):
+        trainer.step(s)
+        idx = order[s * batch_size:(s + 1) * batch_size]
+        optimizer.step(ref, reference.loss_and_grads(ref, X[idx], np.asarray(labels)[idx])[1])
+    got = trainer.read_params()
+    trainer.release()
+    return all(rel_error(got[k], ref[k]) < 1e-5 for k in ref)

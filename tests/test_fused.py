@@ -28,11 +28,15 @@ def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=No
                               batch_size=batch_size, seed=seed), params
 
 
-@pytest.mark.parametrize("batch_size, step", [(37, 0), (37, 1), (1, 5)], ids=["B37", "B37-leftover13", "B1"])
-def test_forward_xent_matches_reference(ctx, batch_size, step):
-    """fused_1: A1, dZ1, dlogits and the per-sample losses of one batch; rows past the batch stay unwritten."""
+@pytest.mark.parametrize("batch_size, step, hidden", [(37, 0, H), (37, 1, H), (1, 5, H), (37, 1, 128)],
+                         ids=["B37", "B37-leftover13", "B1", "B37-H128-vec4"])
+def test_forward_xent_matches_reference(ctx, batch_size, step, hidden):
+    """fused_1: A1, dZ1, dlogits and the per-sample losses of one batch; rows past the batch stay unwritten.
+
+    H = 130 reads W1 one float at a time (VEC4 0), H = 128 as vec4 (VEC4 1)."""
     images, labels, X = make_data()
-    trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels)
+    trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels, hidden=hidden)
+    assert trainer.forward_defines["VEC4"] == int(hidden % 4 == 0)
     trainer.start_epoch(0)
     for binding in (6, 7, 8, 9):
         trainer.buffers[binding].fill(np.nan)
@@ -59,13 +63,14 @@ def test_forward_xent_matches_reference(ctx, batch_size, step):
     assert np.isnan(got["losses"][:start]).all() and np.isnan(got["losses"][start + count:]).all()
 
 
-@pytest.mark.parametrize("batch_size", [37, 1])
+@pytest.mark.parametrize("batch_size", [37, 1, 128])
 def test_backward_gradients_match_reference(ctx, batch_size):
     """fused_2 with params 0 and SGD lr = -1 leaves exactly the gradients in the params buffer."""
-    images, labels, X = make_data()
+    n = 150  # batch 128 = four BC chunks of 32
+    images, labels, X = make_data(n=n)
     trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels)
     trainer.start_epoch(0)
-    idx = reference.epoch_order(N, 0, 3)[:batch_size]
+    idx = reference.epoch_order(n, 0, 3)[:batch_size]
     logits, cache = reference.forward(params, X[idx])
     _, dlogits = reference.softmax_xent(logits, labels[idx])
     grads = reference.backward(params, cache, dlogits)
@@ -84,12 +89,16 @@ def test_backward_gradients_match_reference(ctx, batch_size):
 
 
 @pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9),
-                                            lambda: reference.Adam(1e-3)], ids=["SGD", "Momentum", "Adam"])
-@pytest.mark.parametrize("batch_size", [37, 1])
-def test_fused_steps_match_reference(ctx, make_optimizer, batch_size):
-    """Whole steps (both dispatches) over the epoch's shuffled batches equal reference steps."""
+                                            lambda: reference.Adam(1e-3, eps=1e-6)], ids=["SGD", "Momentum", "Adam"])
+@pytest.mark.parametrize("batch_size, hidden", [(37, H), (1, H), (37, 128)], ids=["B37", "B1", "B37-H128"])
+def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden):
+    """Whole steps (both dispatches) over the epoch's shuffled batches equal reference steps.
+
+    Adam with eps 1e-6: its step is g / (sqrt(v) + eps), about lr * sign(g), so with eps 1e-8 a gradient
+    near 1e-8 (float32 rounding of a sum that nearly cancels) moves its weight by up to lr either way."""
     images, labels, X = make_data()
-    trainer, params = make_trainer(ctx, make_optimizer(), batch_size=batch_size, images=images, labels=labels)
+    trainer, params = make_trainer(ctx, make_optimizer(), batch_size=batch_size, images=images, labels=labels,
+                                   hidden=hidden)
     ref, optimizer = {k: v.copy() for k, v in params.items()}, make_optimizer()
     steps = 4 if batch_size == 1 else trainer.steps_per_epoch  # B=37: a full batch, then the leftover 13
     for epoch in range(2):

@@ -1,0 +1,265 @@
+"""Benchmark: one MNIST epoch with the fused trainer (two dispatches a step) against PyTorch on the same GPU.
+
+    python -m helpers.bench fused                    # QUICK=1: a few thousand images, for llvmpipe
+
+Introduced in notebook 05. Rows, each the median of REPEAT epochs after one warm-up epoch, wall clock
+from the first command to the end of the epoch (ctx.finish() / torch.cuda.synchronize()):
+
+  * fused 784-128-10 at batch 128 with SGD (the series' recipe), momentum and Adam;
+  * the floor: the same number of empty dispatches and barriers, with the same work-group counts;
+  * the unfused trainer of notebook 04 (helpers/gpu_mlp.py), where it exists;
+  * the wide net 784-800-10 (Adam), the net of notebook 05's accuracy run;
+  * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
+    epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import data, fused_mlp, gl, reference
+
+BATCH, LR, HIDDEN, WIDE = 128, 0.3, 128, 800
+EMPTY = "#version 430\nlayout(local_size_x = 64) in;\nvoid main() {}\n"  # the floor: a dispatch doing nothing
+DISPATCH_US = 4.3  # one ModernGL dispatch with a memory barrier on the H100 (shared/device/README.md)
+RESULTS_FILE = Path(__file__).resolve().parent.parent / "notebooks" / "results" / "bench-fused-h100.json"
+
+
+def time_epochs(run_epoch, finish, epochs: int, warmup: int = 1) -> list[float]:
+    """Wall-clock seconds of `epochs` calls run_epoch(e) after `warmup` untimed ones; finish() around each."""
+    times = []
+    for e in range(warmup + epochs):
+        finish()
+        start = time.perf_counter()
+        run_epoch(e)
+        finish()
+        if e >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def _row(name: str, times: list[float], **extra) -> dict:
+    return {"name": name, "ms": 1e3 * statistics.median(times), "min_ms": 1e3 * min(times), "epochs": len(times),
+            "clock": "wall clock, finish at the end", **extra}
+
+
+def empty_epochs(ctx, steps: int, groups: list[int], epochs: int = 3) -> list[float]:
+    """Epochs of empty dispatches: `steps` steps of one dispatch + barrier per entry of `groups` (its
+    work-group count), no work in them: the floor a trainer with that dispatch pattern cannot go under."""
+    empty = ctx.compute_shader(EMPTY)
+    bits = fused_mlp._SSBO_BARRIER
+
+    def epoch(_):
+        for _s in range(steps):
+            for g in groups:
+                empty.run(*(g if isinstance(g, tuple) else (g,)))
+                ctx.memory_barrier(bits)
+
+    times = time_epochs(epoch, ctx.finish, epochs)
+    empty.release()
+    return times
+
+
+def torch_rows(images, labels, orders, hidden: int, repeat: int) -> tuple[list[dict], str]:
+    """PyTorch epochs of the same model, batch, init and order; ([], reason) where it cannot run."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return [], "PyTorch is not installed here: no PyTorch rows"
+    if not torch.cuda.is_available():
+        return [], "PyTorch has no CUDA device here: no PyTorch rows"
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    X = torch.from_numpy(data.normalise(images)).to(dev)
+    Y = torch.from_numpy(labels.astype(np.int64)).to(dev)
+    order_t = [torch.from_numpy(o.astype(np.int64)).to(dev) for o in orders]
+    n, B = len(X), BATCH
+    steps = -(-n // B)
+    p0 = reference.init_params(784, hidden, 10, seed=0)
+
+    def fresh():
+        params = [torch.tensor(p0[k], device=dev, requires_grad=True) for k in ("W1", "b1", "W2", "b2")]
+        return params, torch.optim.SGD(params, lr=LR)
+
+    def loss_fn(params, idx):
+        W1, b1, W2, b2 = params
+        return F.cross_entropy(torch.relu(X[idx] @ W1 + b1) @ W2 + b2, Y[idx])
+
+    sync = torch.cuda.synchronize
+    rows = []
+
+    params, opt = fresh()
+
+    def eager(e):
+        order = order_t[e]
+        for s in range(steps):
+            loss = loss_fn(params, order[s * B:(s + 1) * B])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+    rows.append(_row(f"PyTorch eager 784-{hidden}-10 SGD", time_epochs(eager, sync, repeat),
+                     launches_per_step="~15 kernels, one Python call each"))
+
+    # One CUDA graph per batch size (a full batch and the leftover), replayed once a step.
+    params, opt = fresh()
+    sizes = sorted({B, n - (steps - 1) * B})
+    static = {size: torch.zeros(size, dtype=torch.int64, device=dev) for size in sizes}
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up outside the capture, as the CUDA graphs documentation asks
+        for size in sizes:
+            for _ in range(3):
+                opt.zero_grad(set_to_none=True)
+                loss_fn(params, static[size]).backward()
+                opt.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graphs = {}
+    for size in sizes:
+        graphs[size] = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graphs[size]):
+            loss_fn(params, static[size]).backward()
+            opt.step()
+
+    def graph_steps(e):
+        order = order_t[e]
+        for s in range(steps):
+            size = min(B, n - s * B)
+            static[size].copy_(order[s * B:s * B + size])
+            graphs[size].replay()
+
+    rows.append(_row(f"PyTorch CUDA graph per step 784-{hidden}-10 SGD", time_epochs(graph_steps, sync, repeat),
+                     launches_per_step="1 graph replay + 1 index copy"))
+    del graphs
+
+    # The whole epoch captured as one graph: the strongest PyTorch baseline (one launch per epoch).
+    try:
+        params, opt = fresh()
+        order_static = torch.zeros(n, dtype=torch.int64, device=dev)
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                opt.zero_grad(set_to_none=True)
+                loss_fn(params, order_static[:B]).backward()
+                opt.step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        start = time.perf_counter()
+        with torch.cuda.graph(graph):
+            for s in range(steps):
+                opt.zero_grad(set_to_none=True)
+                loss_fn(params, order_static[s * B:(s + 1) * B]).backward()
+                opt.step()
+        capture = time.perf_counter() - start
+
+        def graph_epoch(e):
+            order_static.copy_(order_t[e])
+            graph.replay()
+
+        rows.append(_row(f"PyTorch CUDA graph whole epoch 784-{hidden}-10 SGD", time_epochs(graph_epoch, sync, repeat),
+                         launches_per_step="1 graph replay per epoch", capture_s=capture))
+        del graph
+    except Exception as exc:  # report, do not lose the other rows
+        rows.append({"name": "PyTorch CUDA graph whole epoch", "error": f"{type(exc).__name__}: {exc}"})
+    return rows, f"PyTorch {torch.__version__}, {torch.cuda.get_device_name()}"
+
+
+def run(ctx, quick: bool) -> list[dict]:
+    (X_train, y_train), _ = data.load_mnist()
+    n = 1024 if quick else len(X_train)  # llvmpipe takes about a second per fused step
+    repeat = 1 if quick else 5
+    images, labels = X_train[:n], y_train[:n]
+    orders = [reference.epoch_order(n, e, 0) for e in range(repeat + 1)]
+    steps = -(-n // BATCH)
+    rows = []
+
+    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None):
+        trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
+                                     optimizer=optimizer, batch_size=BATCH, seed=0)
+        times = time_epochs(lambda e: trainer.run_epoch(e, order=orders[e % len(orders)]), ctx.finish, epochs)
+        kind = type(optimizer).__name__
+        row = _row(name or f"fused 784-{hidden}-10 {kind}", times, dispatches_per_step=fused_mlp.DISPATCHES_PER_STEP,
+                   barriers_per_step=fused_mlp.BARRIERS_PER_STEP, steps=steps, samples_per_group=trainer.S,
+                   loss=float(np.mean(trainer.losses)))
+        return trainer, row
+
+    trainer, main = fused(reference.SGD(LR))
+    profile = trainer.profile_step(repeat=2 if quick else 50)
+    main["profile"] = {k: v for k, v in profile.items() if k != "kernel"}
+    main["kernel_us"] = {k: 1e6 * v for k, v in profile["kernel"].items()}
+    main["phases"] = trainer.epoch_phases(profile, main["ms"] / 1e3)
+    main["bound_ms"] = steps * fused_mlp.DISPATCHES_PER_STEP * DISPATCH_US / 1e3
+    rows.append(main)
+    floor = empty_epochs(ctx, steps, [trainer._forward_groups[0], trainer._backward_groups])
+    rows.append(_row(f"floor: {steps}×2 empty dispatches + barriers", floor,
+                     dispatches_per_step=2, barriers_per_step=2, steps=steps))
+    trainer.release()
+    for optimizer in (reference.Momentum(0.05, 0.9), reference.Adam(1e-3))[quick:]:  # QUICK: Adam only
+        t, row = fused(optimizer)
+        rows.append(row)
+        t.release()
+    t, row = fused(reference.Adam(1e-3), hidden=WIDE if not quick else 256, epochs=repeat)
+    rows.append(row)
+    t.release()
+
+    try:  # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
+        from . import gpu_mlp
+
+        unfused = gpu_mlp.GPUTrainer(ctx, reference.init_params(seed=0), images, labels, batch_size=BATCH, lr=LR)
+        times = time_epochs(lambda e: unfused.train_epoch(e), ctx.finish, repeat)
+        rows.append(_row("unfused 784-128-10 SGD (notebook 04)", times, dispatches_per_step=unfused.dispatches_per_step,
+                         barriers_per_step=unfused.barriers_per_step, steps=steps,
+                         bound_ms=steps * unfused.dispatches_per_step * DISPATCH_US / 1e3))
+        floor = empty_epochs(ctx, steps, list(unfused.groups(BATCH).values()))
+        rows.append(_row(f"floor: {steps}×{unfused.dispatches_per_step} empty dispatches + barriers", floor,
+                         dispatches_per_step=unfused.dispatches_per_step, barriers_per_step=unfused.barriers_per_step,
+                         steps=steps))
+    except Exception as exc:  # not written yet, or its API changed: say so, keep the rest
+        rows.append({"name": "unfused 784-128-10 SGD (notebook 04)", "error": f"{type(exc).__name__}: {exc}"})
+
+    rows_torch, torch_note = torch_rows(images, labels, orders, HIDDEN, repeat)
+    for row in rows_torch:
+        if "ms" in row:
+            row["fused_speedup"] = row["ms"] / main["ms"]
+    rows += rows_torch
+
+    print(f"one epoch: {n} images, batch {BATCH}, {steps} steps; {torch_note}")
+    print(f"{'':52s} {'ms/epoch':>9s} {'min':>8s} {'disp/step':>9s} {'bar/step':>8s}  vs fused")
+    for row in rows:
+        if "error" in row:
+            print(f"{row['name']:52s} not run: {row['error']}")
+            continue
+        ratio = f"{row['ms'] / main['ms']:8.2f}×"
+        print(f"{row['name']:52s} {row['ms']:9.2f} {row['min_ms']:8.2f} {str(row.get('dispatches_per_step', '')):>9s} "
+              f"{str(row.get('barriers_per_step', '')):>8s} {ratio}")
+    print(f"fused SGD: kernels per step {', '.join(f'{k} {v:.1f} µs' for k, v in main['kernel_us'].items())} "
+          f"({profile['clock']}); step {1e6 * profile['step']:.1f} µs, Python issue {1e6 * profile['issue']:.1f} µs")
+    print(f"dispatch bound: {steps} steps × {fused_mlp.DISPATCHES_PER_STEP} dispatches × {DISPATCH_US} µs "
+          f"= {main['bound_ms']:.2f} ms per epoch (H100 figure); target 30 ms per epoch: "
+          f"{'met' if main['ms'] <= 30 else 'not met'} ({main['ms']:.2f} ms on {gl.describe(ctx)})")
+    return rows
+
+
+def pytorch_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) -> tuple[list[dict], str]:
+    """PyTorch epoch rows for notebook 05: from the committed benchmark JSON if it exists, else measured
+    now where PyTorch with CUDA is importable; ([], why not) otherwise. The string says where they came from."""
+    if results.is_file():
+        record = json.loads(results.read_text())
+        rows = [r for r in record["benches"].get("fused", []) if r.get("name", "").startswith("PyTorch") and "ms" in r]
+        here = gl.describe(ctx)
+        device = record["device"]["describe"]
+        where = f"{results.name} ({device}, {record['device']['date']})"
+        if device != here:
+            where += f"; NOT this notebook's device ({here}): compare with care"
+        return rows, "from " + where
+    n = len(labels)
+    orders = [reference.epoch_order(n, e, 0) for e in range(3)]
+    rows, note = torch_rows(images, labels, orders, HIDDEN, 1 if quick else 2)
+    return rows, ("measured now: " + note) if rows else note
