@@ -432,30 +432,34 @@ class GPUTrainer:
 
         test: (uint8 images, labels) evaluated on the GPU after every epoch. plot: a plots.LivePlot,
         updated at every readback (loss) and every epoch (accuracies). seconds: each epoch's training
-        wall clock, ctx.finish() included, evaluation excluded.
+        wall clock, ctx.finish() included, evaluation excluded, and the time the progress bar and the plot
+        took at the readbacks excluded too (the GPU is idle then); that time is in display_seconds.
         """
         from tqdm import tqdm
 
         self._need_data()
-        history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": []}
+        history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": [], "display_seconds": []}
         test_set = self.eval_set(test[0]) if test is not None else None
         bar = tqdm(total=epochs * self.steps_per_epoch, disable=not progress, unit="step",
                    desc=f"GPU training, {epochs} epochs")
         for epoch in range(first_epoch, first_epoch + epochs):
-            done = [0]
+            done, display = [0], [0.0]
 
             def on_readback(step_done, loss, batch_acc, epoch=epoch):
+                shown = time.perf_counter()
                 bar.update(step_done - done[0])
                 done[0] = step_done
                 bar.set_postfix(epoch=epoch + 1, loss=f"{loss:.4f}")
                 if plot is not None:
                     plot.update(epoch + step_done / self.steps_per_epoch, loss=loss)
+                display[0] += time.perf_counter() - shown
 
             self.ctx.finish()
             start = time.perf_counter()
             result = self.train_epoch(epoch, readback_every, on_readback)
             self.ctx.finish()
-            history["seconds"].append(time.perf_counter() - start)
+            history["seconds"].append(time.perf_counter() - start - display[0])
+            history["display_seconds"].append(display[0])
             history["loss"].append(result["loss"])
             if eval_train:
                 history["train_acc"].append(self.accuracy(None, None))
@@ -532,7 +536,7 @@ class GPUTrainer:
     # the step taken apart
     # ---------------------------------------------------------------------------------------------
 
-    def profile_step(self, repeat: int = 30, readback_every: int = 50, clock=None) -> dict:
+    def profile_step(self, repeat: int = 30, readback_every: int = 50, clock=None, warmup: int | None = None) -> dict:
         """Time one full-size step piece by piece; the parameters are restored afterwards.
 
         Seconds, by clock.source (GPU timer queries; on a software renderer the wall clock around
@@ -543,6 +547,8 @@ class GPUTrainer:
         and by the wall clock: step (one step in a stream of `repeat`, finish at the end), issue (Python's
         time to queue one step), readback (the stats of `readback_every` steps) and order_upload (one
         epoch's order write). overhead = step - sum of kernels: time the GPU waits on the CPU.
+        warmup: steps run first, untimed, so an idle GPU is back at its working clocks (default 200 on a
+        GPU, 0 on a software renderer).
         """
         self._need_data()
         clock = clock or timing.Clock(self.ctx)
@@ -554,6 +560,9 @@ class GPUTrainer:
             uniform.value = start
         self._u_slot.value = 0
         barrier, bits = self.ctx.memory_barrier, self._storage_barrier
+        for _ in range((0 if gl.is_software(self.ctx) else 200) if warmup is None else warmup):
+            self.issue_step(start, B, 0)
+        self.ctx.finish()
 
         def stream(run, groups):
             def issue():
