@@ -8,7 +8,7 @@ from the first command to the end of the epoch (ctx.finish() / torch.cuda.synchr
   * fused 784-128-10 at batch 128 with SGD (the series' recipe), momentum and Adam;
   * the floor: the same number of empty dispatches and barriers, with the same work-group counts;
   * the unfused trainer of notebook 04 (helpers/gpu_mlp.py), where it exists;
-  * the wide net 784-800-10 (Adam), the net of notebook 05's accuracy run;
+  * the wide net 784-800-10 (momentum), the net of notebook 05's accuracy run;
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
     epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order.
 """
@@ -205,7 +205,7 @@ def run(ctx, quick: bool) -> list[dict]:
         t, row = fused(optimizer)
         rows.append(row)
         t.release()
-    t, row = fused(reference.Adam(1e-3), hidden=WIDE if not quick else 256, epochs=repeat)
+    t, row = fused(reference.Momentum(0.2, 0.9), hidden=WIDE if not quick else 256, epochs=repeat)  # notebook 05's recipe
     rows.append(row)
     t.release()
 

@@ -134,15 +134,16 @@ class FusedMLP:
         self.buffers = {
             0: gl.upload(ctx, words, "images"),
             1: gl.upload(ctx, labels, "labels"),
-            2: gl.empty(ctx, (self.n,), np.uint32, "order", fill=0),
+            2: gl.upload(ctx, np.zeros(self.n, np.uint32), "order"),
             3: gl.upload(ctx, flatten(params), "params"),
-            4: gl.empty(ctx, (state_size,), name="state_m", fill=0.0),
-            5: gl.empty(ctx, (state_size if kind == "Adam" else 1,), name="state_v", fill=0.0),
-            6: gl.empty(ctx, (B, H), name="A1"),
-            7: gl.empty(ctx, (B, H), name="dZ1"),
-            8: gl.empty(ctx, (B, N_OUT), name="dlogits"),
-            9: gl.empty(ctx, (self.n,), name="losses"),
+            4: gl.upload(ctx, np.zeros(state_size, np.float32), "state_m"),
+            5: gl.upload(ctx, np.zeros(state_size if kind == "Adam" else 1, np.float32), "state_v"),
+            6: gl.upload(ctx, np.full((B, H), np.nan, np.float32), "A1"),      # NaN until written
+            7: gl.upload(ctx, np.full((B, H), np.nan, np.float32), "dZ1"),
+            8: gl.upload(ctx, np.full((B, N_OUT), np.nan, np.float32), "dlogits"),
+            9: gl.upload(ctx, np.full(self.n, np.nan, np.float32), "losses"),
         }
+        self._stage = None  # every later CPU access goes through a staging buffer (see download)
         self.forward.bind({k: self.buffers[k] for k in self.forward.buffers})   # checks names and dtypes
         self.backward.bind({k: self.buffers[k] for k in self.backward.buffers})
         sizes = dict(n_in=self.n_in, n_hidden=H, n_samples=self.n, batch_size=B, step=0)
@@ -170,8 +171,8 @@ class FusedMLP:
     def _forward_defines(self, overrides: dict | None) -> dict:
         defines = dict(FORWARD_DEFAULTS, MAX_IN=self.n_in, MAX_H=self.n_hidden, VEC4=int(self.n_hidden % 4 == 0))
         defines.update(overrides or {})
-        if "S" not in defines:  # the most samples per work group (up to 2) that fit the portable shared memory
-            fits = [S for S in (2, 1)
+        if "S" not in defines:  # 2 samples per work group for small layers, 1 for wide ones (H100 sweep),
+            fits = [S for S in ((2, 1) if self.n_hidden <= 256 else (1,))  # if the portable shared memory allows
                     if shared_bytes(S, self.n_in, self.n_hidden, defines["JT"], defines["KS"]) <= SHARED_BYTES]
             if not fits:
                 raise ValueError(f"hidden size {self.n_hidden} needs more shared memory than OpenGL guarantees "
@@ -210,8 +211,47 @@ class FusedMLP:
         """Upload the epoch's sample order (reference.epoch_order unless given) and bind the layout."""
         self.epoch = int(epoch)
         order = reference.epoch_order(self.n, epoch, self.seed) if order is None else order
-        self.buffers[2].write(np.asarray(order, dtype=np.uint32))
+        self.upload(2, order)
         self.bind()
+
+    # ---------------------------------------------------------------------------------------------
+    def _staging(self, nbytes: int):
+        if self._stage is None or self._stage.size < nbytes:
+            if self._stage is not None:
+                self._stage.release()
+            self._stage = self.ctx.buffer(reserve=max(int(nbytes), 4096))
+        return self._stage
+
+    def _array(self, which) -> gl.GPUArray:
+        return self.buffers[which] if isinstance(which, int) else which
+
+    def download(self, which, offset: int = 0, count: int | None = None) -> np.ndarray:
+        """Elements [offset, offset + count) of a trainer buffer (a binding number or a GPUArray), flat.
+
+        The GPU copies them into a staging buffer first and the CPU reads that one: the buffers the
+        shaders use are never mapped by the CPU. (ModernGL reads and clears a buffer by mapping it, and
+        the NVIDIA driver may then move it to system memory, where every later shader access crosses
+        PCIe: one fused_2 step measured 7x slower after its input buffers had been mapped.)
+        """
+        array = self._array(which)
+        count = array.size - offset if count is None else int(count)
+        out = np.empty(count, dtype=array.dtype)
+        if count:
+            stage = self._staging(out.nbytes)
+            self.ctx.memory_barrier()  # shader writes -> the copy
+            self.ctx.copy_buffer(stage, array.buffer, size=out.nbytes, read_offset=offset * array.dtype.itemsize)
+            stage.read_into(out, size=out.nbytes)
+        return out
+
+    def upload(self, which, values, offset: int = 0) -> None:
+        """Write `values` into a trainer buffer at element `offset`, through the staging buffer (see download)."""
+        array = self._array(which)
+        values = np.ascontiguousarray(values, dtype=array.dtype).reshape(-1)
+        if offset + values.size > array.size:
+            raise ValueError(f"{array.name} holds {array.size} elements; cannot write {values.size} at {offset}")
+        stage = self._staging(values.nbytes)
+        stage.write(values)
+        self.ctx.copy_buffer(array.buffer, stage, size=values.nbytes, write_offset=offset * array.dtype.itemsize)
 
     # ---------------------------------------------------------------------------------------------
     def step(self, s: int) -> None:
@@ -239,11 +279,9 @@ class FusedMLP:
     def read_losses(self, first: int, end: int) -> np.ndarray:
         """Per-sample losses of steps [first, end) of the current epoch (waits for the GPU)."""
         lo, hi = first * self.batch_size, min(self.n, end * self.batch_size)
-        self.ctx.memory_barrier()  # shader writes -> buffer reads
-        view = self.losses[lo:hi]
-        self.buffers[9].buffer.read_into(view, size=view.nbytes, offset=lo * 4)
+        self.losses[lo:hi] = self.download(9, lo, hi - lo)
         self.counts["readbacks"] += 1
-        return view
+        return self.losses[lo:hi]
 
     def check(self, first: int, end: int) -> float:
         """Read the losses of steps [first, end); raise TrainingDiverged at the first non-finite one."""
@@ -275,13 +313,12 @@ class FusedMLP:
         for the batch's rows (for checking the shader; training never reads these back)."""
         self.start_epoch(epoch)
         for binding in (6, 7, 8, 9):
-            self.buffers[binding].fill(np.nan)
+            self.upload(binding, np.full(self.buffers[binding].size, np.nan, np.float32))
         self._u_step[0].write(self._step_bytes[step])
         self.forward.program.run(self._forward_groups[step])
-        self.ctx.memory_barrier()
         start, count = step * self.batch_size, min(self.batch_size, self.n - step * self.batch_size)
-        out = {name: self.buffers[b].read()[:count].copy() for name, b in (("A1", 6), ("dZ1", 7), ("dlogits", 8))}
-        out["losses"] = self.buffers[9].read()[start:start + count].copy()
+        out = {name: self.download(b).reshape(self.buffers[b].shape)[:count] for name, b in (("A1", 6), ("dZ1", 7), ("dlogits", 8))}
+        out["losses"] = self.download(9, start, count)
         return out
 
     # ---------------------------------------------------------------------------------------------
@@ -296,7 +333,7 @@ class FusedMLP:
         from . import timing
 
         clock = clock or timing.Clock(self.ctx)
-        saved = [self.buffers[b].read().copy() for b in (3, 4, 5)]
+        saved = [self.download(b) for b in (3, 4, 5)]
         t_saved, counts_saved = self.t, dict(self.counts)
         self.start_epoch(0)
         bits = _SSBO_BARRIER
@@ -333,9 +370,9 @@ class FusedMLP:
         reads = min(self.check_every, self.steps_per_epoch)
         readback = float(np.median([clock.wall(lambda: self.read_losses(0, reads)) for _ in range(5)]))
         order = reference.epoch_order(self.n, 0, self.seed)
-        upload = float(np.median([clock.wall(lambda: self.buffers[2].write(order)) for _ in range(5)]))
+        upload = float(np.median([clock.wall(lambda: self.upload(2, order)) for _ in range(5)]))
         for b, array in zip((3, 4, 5), saved):
-            self.buffers[b].write(array)
+            self.upload(b, array)
         self.t, self.counts = t_saved, counts_saved
         total = sum(kernel.values())
         return {"kernel": kernel, "kernel_total": total, "step": step_wall, "issue": issue,
@@ -367,32 +404,28 @@ class FusedMLP:
         images, labels = self.eval_sets[name]
         count = len(labels)
         if self.predictions is None or self.predictions.size < count:
-            self.predictions = gl.empty(self.ctx, (count,), np.uint32, "predictions", fill=None)
+            self.predictions = gl.upload(self.ctx, np.zeros(count, np.uint32), "predictions")
         self.predictor.bind({3: self.buffers[3], 10: images, 11: self.predictions})
         self.predictor.run(gl.groups(count, self.S), n_in=self.n_in, n_hidden=self.n_hidden, count=count)
-        out = np.empty(count, dtype=np.uint32)
-        self.predictions.buffer.read_into(out, size=out.nbytes)
-        return out.astype(np.int64)
+        return self.download(self.predictions, 0, count).astype(np.int64)
 
     def accuracy(self, name: str = "test") -> float:
         return float(np.mean(self.predict(name) == self.eval_sets[name][1]))
 
     def read_params(self) -> dict:
-        self.ctx.memory_barrier()
-        return unflatten(self.buffers[3].read(), self.n_in, self.n_hidden)
+        return unflatten(self.download(3), self.n_in, self.n_hidden)
 
     def write_params(self, params: dict) -> None:
-        self.buffers[3].write(flatten(params))
+        self.upload(3, flatten(params))
 
     def read_state(self) -> dict:
         """The optimizer state as parameter dicts: {} (SGD), {"v"} (momentum) or {"m", "v"} (Adam)."""
-        self.ctx.memory_barrier()
         if self.kind == "SGD":
             return {}
-        m = unflatten(self.buffers[4].read(), self.n_in, self.n_hidden)
+        m = unflatten(self.download(4), self.n_in, self.n_hidden)
         if self.kind == "Momentum":
             return {"v": m}
-        return {"m": m, "v": unflatten(self.buffers[5].read(), self.n_in, self.n_hidden)}
+        return {"m": m, "v": unflatten(self.download(5), self.n_in, self.n_hidden)}
 
     def train(self, epochs: int, *, lr_schedule=None, evaluate=("train", "test"), live=None,
               progress: bool = True, first_epoch: int = 0) -> dict:
@@ -428,6 +461,8 @@ class FusedMLP:
     def release(self) -> None:
         for array in self.buffers.values():
             array.release()
+        if self._stage is not None:
+            self._stage.release()
         for name, (images, _) in self.eval_sets.items():
             if name != "train":
                 images.release()

@@ -28,8 +28,8 @@ def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=No
                               batch_size=batch_size, seed=seed), params
 
 
-@pytest.mark.parametrize("batch_size, step, hidden", [(37, 0, H), (37, 1, H), (1, 5, H), (37, 1, 128)],
-                         ids=["B37", "B37-leftover13", "B1", "B37-H128-vec4"])
+@pytest.mark.parametrize("batch_size, step, hidden", [(37, 0, H), (37, 1, H), (1, 5, H), (37, 1, 128), (5, 3, 800)],
+                         ids=["B37", "B37-leftover13", "B1", "B37-H128-vec4", "B5-H800-wide"])
 def test_forward_xent_matches_reference(ctx, batch_size, step, hidden):
     """fused_1: A1, dZ1, dlogits and the per-sample losses of one batch; rows past the batch stay unwritten.
 
@@ -37,30 +37,16 @@ def test_forward_xent_matches_reference(ctx, batch_size, step, hidden):
     images, labels, X = make_data()
     trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels, hidden=hidden)
     assert trainer.forward_defines["VEC4"] == int(hidden % 4 == 0)
-    trainer.start_epoch(0)
-    for binding in (6, 7, 8, 9):
-        trainer.buffers[binding].fill(np.nan)
-    trainer.forward.set(step=step)
-    trainer.forward.program.run(gl.groups(batch_size, trainer.S))
-    ctx.memory_barrier()
+    got = trainer.run_forward(step=step, epoch=0)  # poisons A1, dZ1, dlogits, losses with NaN first
 
-    order = reference.epoch_order(N, 0, 3)
-    idx = order[step * batch_size:(step + 1) * batch_size]
-    count = len(idx)
-    logits, (_, Z1, A1) = reference.forward(params, X[idx])
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    per_sample = np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(count), labels[idx]]
-    _, dlogits = reference.softmax_xent(logits, labels[idx])
-    dZ1 = (dlogits @ params["W2"].T) * (Z1 > 0)
-
-    got = {name: trainer.buffers[b].read() for name, b in (("A1", 6), ("dZ1", 7), ("dlogits", 8), ("losses", 9))}
-    start = step * batch_size
-    assert check.compare("A1", got["A1"][:count], A1, RTOL)
-    assert check.compare("dZ1", got["dZ1"][:count], dZ1, RTOL)
-    assert check.compare("dlogits", got["dlogits"][:count], dlogits, RTOL)
-    assert check.compare("losses", got["losses"][start:start + count], per_sample, RTOL)
-    assert np.isnan(got["A1"][count:]).all() and np.isnan(got["dZ1"][count:]).all()
-    assert np.isnan(got["losses"][:start]).all() and np.isnan(got["losses"][start + count:]).all()
+    idx = reference.epoch_order(N, 0, 3)[step * batch_size:(step + 1) * batch_size]
+    count, start = len(idx), step * batch_size
+    ref = fused_mlp.reference_outputs(params, X[idx], labels[idx])
+    for name in ("A1", "dZ1", "dlogits", "losses"):
+        assert check.compare(name, got[name], ref[name], RTOL)
+    A1, losses = trainer.download(6).reshape(batch_size, -1), trainer.download(9)
+    assert np.isnan(A1[count:]).all(), "fused_1 wrote rows past the batch"
+    assert np.isnan(losses[:start]).all() and np.isnan(losses[start + count:]).all()
 
 
 @pytest.mark.parametrize("batch_size", [37, 1, 128])
