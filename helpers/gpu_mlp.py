@@ -536,7 +536,8 @@ class GPUTrainer:
     # the step taken apart
     # ---------------------------------------------------------------------------------------------
 
-    def profile_step(self, repeat: int = 30, readback_every: int = 50, clock=None, warmup: int | None = None) -> dict:
+    def profile_step(self, repeat: int = 30, readback_every: int = 50, clock=None,
+                     warmup: float | None = None) -> dict:
         """Time one full-size step piece by piece; the parameters are restored afterwards.
 
         Seconds, by clock.source (GPU timer queries; on a software renderer the wall clock around
@@ -547,8 +548,9 @@ class GPUTrainer:
         and by the wall clock: step (one step in a stream of `repeat`, finish at the end), issue (Python's
         time to queue one step), readback (the stats of `readback_every` steps) and order_upload (one
         epoch's order write). overhead = step - sum of kernels: time the GPU waits on the CPU.
-        warmup: steps run first, untimed, so an idle GPU is back at its working clocks (default 200 on a
-        GPU, 0 on a software renderer).
+        warmup: seconds of steps run first, untimed, so a GPU that sat idle is back at its working clocks
+        (default 0.2 s on a GPU, none on a software renderer). A GPU left idle for a second or two (say,
+        while a plot redraws) runs these small kernels several times slower until it clocks up again.
         """
         self._need_data()
         clock = clock or timing.Clock(self.ctx)
@@ -560,9 +562,13 @@ class GPUTrainer:
             uniform.value = start
         self._u_slot.value = 0
         barrier, bits = self.ctx.memory_barrier, self._storage_barrier
-        for _ in range((0 if gl.is_software(self.ctx) else 200) if warmup is None else warmup):
-            self.issue_step(start, B, 0)
-        self.ctx.finish()
+        if warmup is None:
+            warmup = 0.0 if gl.is_software(self.ctx) else 0.2
+        until = time.perf_counter() + warmup
+        while time.perf_counter() < until:
+            for _ in range(20):
+                self.issue_step(start, B, 0)
+            self.ctx.finish()
 
         def stream(run, groups):
             def issue():
