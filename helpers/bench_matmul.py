@@ -89,6 +89,8 @@ def run(ctx, quick: bool) -> list[dict]:
         A, B = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B")
         C = gl.empty(ctx, (n, n), name="C")
         flops = 2.0 * n ** 3
+        fastest = kernels.get(matmul.FASTEST, next(iter(kernels.values())))
+        matmul.warm_up(ctx, lambda: matmul.run(fastest, A, B, C, barrier=False), 0.0 if quick else 0.2)
         for name, kernel in kernels.items():
             dispatch = lambda: matmul.run(kernel, A, B, C, barrier=False)  # noqa: E731
             guess = clock.kernel(dispatch)
@@ -133,3 +135,20 @@ def table(rows: list[dict]) -> str:
     else:
         lines.append("(no cuBLAS column: torch with CUDA is not available here)")
     return "\n".join(lines)
+
+
+def plot(rows: list[dict], title: str = ""):
+    """GFLOP/s against size, one line per implementation, log axes."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for impl in dict.fromkeys(r["impl"] for r in rows):
+        mine = [r for r in rows if r["impl"] == impl]
+        style = "--" if not impl.startswith("matmul_") else "-"
+        ax.plot([r["size"] for r in mine], [r["gflops"] for r in mine], style, marker="o", label=impl)
+    ax.set(xscale="log", yscale="log", xlabel="n  (C[n,n] = A[n,n] @ B[n,n])", ylabel="GFLOP/s", title=title)
+    ax.set_xticks(sorted({r["size"] for r in rows}), [str(n) for n in sorted({r["size"] for r in rows})])
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig

@@ -7,9 +7,15 @@ glsl/infer_2_dense_u8.comp, which reads uint8 pixels four to a word (helpers.dat
     fwd = BatchedForward(ctx, params, capacity=10_000)          # weights and buffers allocated once
     n = fwd.upload(X)              # float32 (n, 784), or with packed=True uint32 (n, 196) from pack_u8
     fwd.dispatch(n)                # two dispatches, each followed by a memory barrier
-    logits = fwd.read(n)           # into a preallocated array: a view, overwritten next call
+    logits = fwd.read(n)           # copy to a staging buffer, read into a preallocated array (a view)
     fwd.predict(X)                 # all of the above plus argmax, any number of rows
     rows = sweep(fwd, X, [1, 10, 100, 1000, 10_000], timing.Clock(ctx))   # per batch size, vs NumPy
+
+Why a staging buffer for the logits: on the H100 the output layer took 0.18 ms when it wrote the very
+buffer the CPU reads back, and 0.018 ms (the same matmul's time into any other buffer) once it wrote a
+buffer that stays on the GPU and `read` copied that (glCopyBufferSubData, on the GPU) into `Y_host`, the
+only buffer the CPU reads. The likely cause: a driver may keep a buffer the CPU reads in host memory,
+and then every shader write to it crosses PCIe.
 """
 
 from __future__ import annotations
@@ -20,20 +26,17 @@ from time import perf_counter
 import numpy as np
 
 from . import gl, reference, timing
+from .matmul import define
 
 SHADERS = {False: "infer_1_dense.comp", True: "infer_2_dense_u8.comp"}
-
-
-def _define(source: str, name: str) -> int:
-    from .matmul import define
-
-    return define(source, name)
 
 
 class BatchedForward:
     """relu(X @ W1 + b1) @ W2 + b2 for up to `capacity` rows per call, on preallocated GPU buffers."""
 
-    def __init__(self, ctx, params: dict, capacity: int, packed: bool = False, defines: dict | None = None):
+    def __init__(self, ctx, params: dict, capacity: int, packed: bool = False, defines: dict | None = None,
+                 output_defines: dict | None = None):
+        """defines: tile #defines for both layers' shaders; output_defines: for the output layer (default: defines)."""
         self.ctx, self.capacity, self.packed = ctx, int(capacity), packed
         self.K, self.H = params["W1"].shape
         self.N = params["W2"].shape[1]
@@ -44,16 +47,19 @@ class BatchedForward:
         width, dtype = (self.K // 4, np.uint32) if packed else (self.K, np.float32)
         self.X = gl.empty(ctx, (self.capacity, width), dtype, name="X", fill=None)
         self.A1 = gl.empty(ctx, (self.capacity, self.H), name="A1")
-        self.Y = gl.empty(ctx, (self.capacity, self.N), name="logits")
+        self.Y = gl.empty(ctx, (self.capacity, self.N), name="logits")          # written by the GPU only
+        self.Y_host = gl.empty(ctx, (self.capacity, self.N), name="logits (staging)")   # read by the CPU only
         self.out = np.empty((self.capacity, self.N), dtype=np.float32)
         defines = dict(defines or {})
+        output_defines = defines if output_defines is None else dict(output_defines)
         self.hidden = gl.Kernel(ctx, SHADERS[packed], {**defines, "RELU": 1})
-        self.output = gl.Kernel(ctx, SHADERS[False], {**defines, "RELU": 0})
+        self.output = gl.Kernel(ctx, SHADERS[False], {**output_defines, "RELU": 0})
         self.layers = [(self.hidden, (self.X, self.weights["W1"], self.weights["b1"], self.A1), self.K, self.H),
                        (self.output, (self.A1, self.weights["W2"], self.weights["b2"], self.Y), self.H, self.N)]
         for kernel, buffers, K, N in self.layers:
             kernel.bind(dict(enumerate(buffers)))     # checks every binding and dtype once
             kernel.set(K=K, N=N)
+        self.block = [(define(k.source, "BM"), define(k.source, "BN")) for k, *_ in self.layers]
 
     def upload(self, X) -> int:
         """Write X's rows into the existing input buffer (no allocation); returns the row count."""
@@ -69,18 +75,25 @@ class BatchedForward:
 
     def dispatch(self, n: int) -> None:
         """Both layers on the first n rows, each followed by a memory barrier."""
-        for kernel, buffers, K, N in self.layers:
+        for (kernel, buffers, K, N), (bm, bn) in zip(self.layers, self.block):
             for binding, array in enumerate(buffers):   # binding points are shared by every program
                 array.buffer.bind_to_storage_buffer(binding)
             kernel.program["B"].value = n
-            bm, bn = _define(kernel.source, "BM"), _define(kernel.source, "BN")
-            kernel.program.run(gl.groups(N, bn), gl.groups(n, bm))
+            kernel.program.run((N + bn - 1) // bn, (n + bm - 1) // bm)
             self.ctx.memory_barrier()
 
     def read(self, n: int) -> np.ndarray:
         """The first n rows of logits, read into the preallocated array (a view, overwritten next call)."""
-        self.Y.buffer.read_into(self.out, size=n * self.N * 4)
+        size = n * self.N * 4
+        self.ctx.copy_buffer(self.Y_host.buffer, self.Y.buffer, size=size)   # GPU-side copy to staging
+        self.Y_host.buffer.read_into(self.out, size=size)
         return self.out[:n]
+
+    def read_new(self, n: int) -> np.ndarray:
+        """The same rows as a new array (NumPy allocates on every call): for comparison with read()."""
+        size = n * self.N * 4
+        self.ctx.copy_buffer(self.Y_host.buffer, self.Y.buffer, size=size)
+        return np.frombuffer(self.Y_host.buffer.read(size=size), dtype=np.float32).reshape(n, self.N)
 
     def predict(self, X) -> np.ndarray:
         """Predicted class per row of X, in chunks of `capacity` rows."""
@@ -97,7 +110,7 @@ class BatchedForward:
         return self.read(n).copy()
 
     def release(self) -> None:
-        for array in (self.X, self.A1, self.Y, *self.weights.values()):
+        for array in (self.X, self.A1, self.Y, self.Y_host, *self.weights.values()):
             array.release()
 
 
@@ -110,7 +123,10 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
     upload, dispatch, read and argmax; numpy: reference.forward + argmax on the same rows (float32).
     X_float: the float32 rows NumPy uses when fwd is packed (X holds the packed words).
     """
+    from .matmul import warm_up
+
     X_float = X if X_float is None else X_float
+    warm_up(fwd.ctx, lambda: fwd.dispatch(min(len(X), fwd.capacity)), 0.2)   # an idle GPU starts at low clocks
     rows = []
     for n in sizes:
         x, xf = X[:n], X_float[:n]
@@ -139,3 +155,31 @@ def sweep_table(rows: list[dict]) -> str:
                      + ("GPU" if r["total"] < r["numpy"] else "NumPy"))
     lines.append(f"(µs per batch; kernel: {rows[0]['clock']}; the others: wall clock)")
     return "\n".join(lines)
+
+
+def crossover(rows: list[dict]):
+    """The smallest batch size at which the GPU's total beats NumPy, or None."""
+    return next((r["batch"] for r in rows if r["total"] < r["numpy"]), None)
+
+
+def plot_sweep(rows: list[dict], title: str = ""):
+    """Seconds per batch against batch size, log axes: the GPU's phases, its total, and NumPy."""
+    import matplotlib.pyplot as plt
+
+    from .plots import PHASE_COLOURS
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    batches = [r["batch"] for r in rows]
+    for key, style in (("upload", ":"), ("kernel", ":"), ("readback", ":"), ("total", "-"), ("numpy", "-")):
+        label = {"total": "GPU total (wall clock)", "numpy": "NumPy (CPU)"}.get(key, f"GPU {key}")
+        ax.plot(batches, [r[key] * 1e6 for r in rows], style, marker="o", label=label,
+                color=PHASE_COLOURS.get(key, "black"))
+    where = crossover(rows)
+    if where:
+        ax.axvline(where, color="grey", alpha=0.5)
+        ax.text(where, ax.get_ylim()[1], f" GPU ahead from {where}", va="top", fontsize=9)
+    ax.set(xscale="log", yscale="log", xlabel="images per batch", ylabel="µs per batch", title=title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -16,7 +16,7 @@ import re
 
 from . import gl
 
-FASTEST = "matmul_5_pipelined.comp"   # measured on the H100: see notebooks/results/bench-h100.json
+FASTEST = "matmul_5_pipelined.comp"   # on the H100: notebooks/results/bench-h100-matmul-inference.json
 
 
 def rungs() -> list[str]:
@@ -73,3 +73,45 @@ def multiply(ctx, kernel, a, b):
     finally:
         for array in (A, B, C):
             array.release()
+
+
+CHECK_SHAPES = ((37, 70, 13), (1, 300, 77), (77, 300, 1))   # (M, K, N): no tile fits, one row, one column
+
+
+def demo(ctx, name: str, n: int, clock, rng=None) -> dict:
+    """Notebook 03's rhythm for one rung: check it against NumPy on CHECK_SHAPES, then time it at n³.
+
+    Prints one line each; returns {"check": bool, "seconds": median kernel seconds, "gflops": ...}.
+    """
+    import numpy as np
+
+    from . import check, timing
+
+    rng = rng or np.random.default_rng(0)
+    kernel = load(ctx, name)
+    ok = True
+    for M, K, N in CHECK_SHAPES:
+        a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+        ok &= check.rel_error(multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < 1e-5
+    shapes = ", ".join("×".join(map(str, s)) for s in CHECK_SHAPES)
+    print(f"{name}: matches NumPy on {shapes}: {'OK' if ok else 'MISMATCH'}")
+    a, b = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
+    A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (n, n), name="C")
+    warm_up(ctx, lambda: run(kernel, A, B, C, barrier=False))
+    seconds = timing.median_seconds(lambda: clock.kernel(lambda: run(kernel, A, B, C, barrier=False)),
+                                    repeat=10, warmup=1)
+    for array in (A, B, C):
+        array.release()
+    gflops = 2 * n ** 3 / seconds / 1e9
+    print(f"{name}: {n}³ in {seconds * 1e3:.3f} ms = {gflops:.1f} GFLOP/s ({clock.source}, median of 10)")
+    return {"check": ok, "seconds": seconds, "gflops": gflops}
+
+
+def warm_up(ctx, fn, seconds: float = 0.3) -> None:
+    """Call fn() (GPU work) for about `seconds` of wall clock: an idle GPU runs at low clocks until busy."""
+    import time
+
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        fn()
+        ctx.finish()

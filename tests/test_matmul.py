@@ -112,6 +112,7 @@ def test_batched_forward_predicts_like_numpy(ctx, rng):
         fwd = BatchedForward(ctx, params, capacity=128, packed=packed)   # 300 rows: three chunks
         assert check.rel_error(fwd.logits(inputs[:100]), ref[:100]) < TOL
         assert (fwd.predict(inputs) == ref.argmax(axis=1)).all()
+        np.testing.assert_array_equal(fwd.read_new(44), fwd.read(44))   # both read the staging copy
         with pytest.raises(ValueError, match="capacity=128"):
             fwd.upload(inputs[:129])
         fwd.release()
