@@ -11,7 +11,8 @@ import pytest
 
 from helpers import gl
 
-SHADERS = sorted((Path(__file__).resolve().parent.parent / "glsl").glob("*.comp"))
+GLSL = Path(__file__).resolve().parent.parent / "glsl"
+SHADERS = sorted(GLSL.glob("*.comp"))
 IDS = [path.name for path in SHADERS]
 BANNER_FIELDS = ("Shapes", "Bindings", "Dispatch")
 
@@ -74,3 +75,12 @@ def test_banner_names_every_binding(path):
     for binding in declared:
         assert re.search(rf"\b{binding}\b", bindings_text), \
             f"glsl/{path.name} declares binding {binding}, but its banner's Bindings line does not list it"
+
+
+def test_glsl_readme_lists_every_shader():
+    """glsl/README.md's index has one row for every shader file, and no row for a file that is gone."""
+    index = (GLSL / "README.md").read_text()
+    listed = set(re.findall(r"^\| ([\w.]+\.comp) \|", index, re.MULTILINE))
+    on_disk = {p.name for p in GLSL.glob("*.comp")}
+    assert on_disk - listed == set(), f"add these to glsl/README.md's index: {sorted(on_disk - listed)}"
+    assert listed - on_disk == set(), f"listed but not in glsl/: {sorted(listed - on_disk)}"
