@@ -247,19 +247,19 @@ def run(ctx, quick: bool) -> list[dict]:
     return rows
 
 
-def pytorch_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) -> tuple[list[dict], str]:
-    """PyTorch epoch rows for notebook 05: from the committed benchmark JSON if it exists, else measured
-    now where PyTorch with CUDA is importable; ([], why not) otherwise. The string says where they came from."""
+def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) -> tuple[list[dict], str]:
+    """Rows for notebook 05's results table: every row of the committed benchmark JSON if it exists,
+    else the PyTorch rows measured now where PyTorch with CUDA is importable, else ([], why not).
+    The string says where the figures came from."""
     if results.is_file():
         record = json.loads(results.read_text())
-        rows = [r for r in record["benches"].get("fused", []) if r.get("name", "").startswith("PyTorch") and "ms" in r]
-        here = gl.describe(ctx)
-        device = record["device"]["describe"]
-        where = f"{results.name} ({device}, {record['device']['date']})"
+        rows = [r for r in record["benches"].get("fused", []) if "ms" in r]
+        here, device = gl.describe(ctx), record["device"]["describe"]
+        where = f"notebooks/results/{results.name} ({device}, {record['device']['date']})"
         if device != here:
             where += f"; NOT this notebook's device ({here}): compare with care"
         return rows, "from " + where
     n = len(labels)
     orders = [reference.epoch_order(n, e, 0) for e in range(3)]
     rows, note = torch_rows(images, labels, orders, HIDDEN, 1 if quick else 2)
-    return rows, ("measured now: " + note) if rows else note
+    return rows, ("PyTorch measured now: " + note) if rows else note
