@@ -27,7 +27,7 @@ from . import data, fused_mlp, gl, reference
 BATCH, LR, HIDDEN, WIDE = 128, 0.3, 128, 800
 EMPTY = "#version 430\nlayout(local_size_x = 64) in;\nvoid main() {}\n"  # the floor: a dispatch doing nothing
 DISPATCH_US = 4.3  # one ModernGL dispatch with a memory barrier on the H100 (shared/device/README.md)
-RESULTS_FILE = Path(__file__).resolve().parent.parent / "notebooks" / "results" / "bench-fused-h100.json"
+RESULTS_FILE = Path(__file__).resolve().parent.parent / "notebooks" / "results" / "bench-h100.json"
 
 
 def time_epochs(run_epoch, finish, epochs: int, warmup: int = 1) -> list[float]:

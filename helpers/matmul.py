@@ -16,7 +16,7 @@ import re
 
 from . import gl
 
-FASTEST = "matmul_5_pipelined.comp"   # on the H100: notebooks/results/bench-h100-matmul-inference.json
+FASTEST = "matmul_5_pipelined.comp"   # on the H100: notebooks/results/bench-h100.json
 
 
 def rungs() -> list[str]:
