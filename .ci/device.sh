@@ -7,7 +7,7 @@
 set -eo pipefail
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MNIST_DIR=$PWD/.data/mnist MPLBACKEND=Agg
 python3 -m ipykernel install --user --name python3 >/dev/null 2>&1 || true
 "$@"

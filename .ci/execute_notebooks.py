@@ -7,12 +7,30 @@ Figures are kept (the inline backend), so MPLBACKEND must not force Agg here.
 """
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+
+
+def coalesce_streams(nb) -> None:
+    """Merge consecutive stdout/stderr outputs of a cell and drop text a carriage return overwrote, so a
+    progress bar is stored as the last line it showed (as JupyterLab displays it), not one line per update."""
+    for cell in nb.cells:
+        merged = []
+        for output in cell.get("outputs", []):
+            if (output.output_type == "stream" and merged and merged[-1].output_type == "stream"
+                    and merged[-1].name == output.name):
+                merged[-1].text += output.text
+            else:
+                merged.append(output)
+        for output in merged:
+            if output.output_type == "stream":
+                output.text = re.sub(r"[^\n]*\r(?=[^\n])", "", output.text)
+        cell.outputs = merged if cell.cell_type == "code" else cell.get("outputs", [])
 
 
 def main(out_dir: str, *paths: str) -> int:
@@ -31,6 +49,7 @@ def main(out_dir: str, *paths: str) -> int:
                   f"{str(exc)[-2000:]}", flush=True)
         else:
             print(f"{path.name}: ran in {time.perf_counter() - start:.1f} s", flush=True)
+        coalesce_streams(nb)
         nbformat.write(nb, Path(out_dir) / path.name)
     return failed
 

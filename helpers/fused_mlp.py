@@ -435,7 +435,7 @@ class FusedMLP:
         training steps (to the last loss read, which waits for the GPU); evaluation is not counted.
         live: a plots.LivePlot, updated every epoch.
         """
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": [], "lr": []}
         bar = tqdm(range(first_epoch, first_epoch + epochs), desc=f"{self.n_in}-{self.n_hidden}-10 {self.kind}",
