@@ -30,7 +30,8 @@ def coalesce_streams(nb) -> None:
         for output in merged:
             if output.output_type == "stream":
                 output.text = re.sub(r"[^\n]*\r(?=[^\n])", "", output.text)
-        cell.outputs = merged if cell.cell_type == "code" else cell.get("outputs", [])
+        if cell.cell_type == "code":
+            cell.outputs = merged
 
 
 def main(out_dir: str, *paths: str) -> int:
