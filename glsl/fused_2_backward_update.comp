@@ -30,6 +30,15 @@
 #define BSPLIT 8
 #define OPTIMIZER 0
 #define N_OUT 10
+#if (TKT * KPT) % 4 != 0
+#error TK = TKT*KPT must be a multiple of 4 (whole packed image words)
+#endif
+#if BC < TKT
+#error BC must be >= TKT (see Tunables above)
+#endif
+#if (TJ * TKT) % BSPLIT != 0
+#error (TJ*TKT) % BSPLIT must be 0 (BSPLIT threads share each small parameter)
+#endif
 
 layout(local_size_x = TJ, local_size_y = TKT, local_size_z = 1) in;
 

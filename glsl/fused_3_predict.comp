@@ -22,6 +22,9 @@
 #define MAX_H 256
 #define VEC4 1
 #define N_OUT 10
+#if JT * KS < S * N_OUT
+#error JT*KS must be >= S*N_OUT: one thread per logit of the work group's S samples (raise KS or JT, or lower S)
+#endif
 
 layout(local_size_x = JT, local_size_y = KS, local_size_z = 1) in;
 

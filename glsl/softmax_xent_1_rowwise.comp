@@ -19,6 +19,9 @@
 //           a NaN or infinite logit gives a NaN loss, which the trainer's divergence check catches
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
 #define LOCAL 128  // threads of the one work group: a power of two (the tree halves it)
+#if (LOCAL & (LOCAL - 1)) != 0
+#error LOCAL must be a power of two (the reduction tree halves it)
+#endif
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 
