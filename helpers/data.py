@@ -55,10 +55,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def verify(path: Path, size: int, sha256: str) -> None:
-    """Raise DatasetError unless `path` exists with the registered size and sha256."""
+def verify(path: Path, size: int, sha256: str, source: str = "MNIST_DIR") -> None:
+    """Raise DatasetError unless `path` exists with the registered size and sha256.
+
+    `source` says where the folder came from ("MNIST_DIR" or "offline_dir"), so the fix names it.
+    """
+    other = ("unset MNIST_DIR to download it" if source == "MNIST_DIR"
+             else "call load_mnist() without offline_dir (and MNIST_DIR unset) to download it")
     fix = (f"Put a good copy of {path.name} (from the MNIST page, or the tensorflow-datasets mirror) in "
-           f"{path.parent}, or unset MNIST_DIR to download it.")
+           f"{path.parent}, or {other}.")
     if not path.is_file():
         raise DatasetError(f"MNIST file missing: {path}\n{fix}")
     actual = path.stat().st_size
@@ -71,13 +76,14 @@ def verify(path: Path, size: int, sha256: str) -> None:
 
 def fetch(offline_dir: str | os.PathLike | None = None, quiet: bool = True) -> dict[str, Path]:
     """Paths of the four verified .gz files, from `offline_dir` (or $MNIST_DIR) or tfds' cache."""
+    source = "offline_dir" if offline_dir else "MNIST_DIR"
     offline_dir = offline_dir or os.environ.get("MNIST_DIR")
     registry = registered_files()
     if offline_dir:
         folder = Path(offline_dir).expanduser()
         paths = {}
         for name, (_url, size, sha) in registry.items():
-            verify(folder / name, size, sha)
+            verify(folder / name, size, sha, source)
             paths[name] = folder / name
         return paths
 
@@ -141,7 +147,33 @@ def pack_u8(images: np.ndarray) -> np.ndarray:
     Pixel p of image i sits in word i * 196 + p / 4, byte p % 4 (little-endian), so a shader reads it as
         float(( packed[i * 196 + p / 4] >> (8 * (p % 4)) ) & 0xFFu) / 255.0
     """
-    flat = np.ascontiguousarray(images.reshape(len(images), -1), dtype=np.uint8)
+    images = np.asarray(images)
+    if images.dtype != np.uint8:
+        raise TypeError(f"pack_u8 takes the raw uint8 images from load_mnist, not normalise()'s float32 "
+                        f"(got {images.dtype.name})")
+    flat = np.ascontiguousarray(images.reshape(len(images), -1))
     if flat.shape[1] % 4:
         raise ValueError(f"pack_u8 needs a multiple of 4 pixels per image, got {flat.shape[1]}")
     return flat.view("<u4").astype(np.uint32, copy=False)
+
+
+def pack_images(images: np.ndarray, n_pixels: int | None = None) -> np.ndarray:
+    """uint8 images (N, ...) -> uint32 (N, ceil(P / 4)), four pixels per word as in pack_u8.
+
+    P is the pixels per image (or `n_pixels`, which must be at least that); each row is zero-padded to a
+    multiple of 4 pixels. Already packed uint32 (N, W) is returned unchanged, so callers can take either.
+    """
+    images = np.asarray(images)
+    if images.dtype == np.uint32 and images.ndim == 2:
+        return images
+    if images.dtype != np.uint8:
+        raise TypeError(f"pack_images takes the raw uint8 images from load_mnist (or uint32 (N, W) already "
+                        f"packed), not {images.dtype.name} {images.shape}; normalise()'s float32 is for the "
+                        "float path")
+    flat = images.reshape(len(images), -1)
+    pixels = flat.shape[1] if n_pixels is None else int(n_pixels)
+    if pixels < flat.shape[1]:
+        raise ValueError(f"pack_images: n_pixels={pixels} is less than the {flat.shape[1]} pixels per image")
+    padded = np.zeros((len(flat), -(-pixels // 4) * 4), dtype=np.uint8)
+    padded[:, :flat.shape[1]] = flat
+    return padded.view("<u4").astype(np.uint32, copy=False)

@@ -58,8 +58,9 @@ def copy_of_mnist(mnist_dir, tmp_path):
 
 def test_missing_file_names_it_and_where_to_put_it(copy_of_mnist):
     (copy_of_mnist / "t10k-labels-idx1-ubyte.gz").unlink()
-    with pytest.raises(data.DatasetError, match=r"missing.*t10k-labels-idx1-ubyte\.gz(.|\n)*Put a good copy"):
+    with pytest.raises(data.DatasetError, match=r"missing.*t10k-labels-idx1-ubyte\.gz(.|\n)*Put a good copy") as err:
         data.load_mnist(copy_of_mnist)
+    assert "without offline_dir" in str(err.value)   # the folder came from the argument, not MNIST_DIR
 
 
 def test_truncated_file_is_reported(copy_of_mnist):
@@ -115,3 +116,27 @@ def test_pack_u8_puts_four_pixels_in_a_word():
     flat = images.reshape(3, -1)
     for i, p in [(0, 0), (1, 401), (2, 783)]:
         assert (int(packed[i, p // 4]) >> (8 * (p % 4))) & 0xFF == flat[i, p]
+
+
+def test_pack_u8_rejects_normalised_floats():
+    images = np.zeros((2, 28, 28), dtype=np.uint8)
+    with pytest.raises(TypeError, match="raw uint8 images from load_mnist"):
+        data.pack_u8(data.normalise(images))
+
+
+def test_pack_images_pads_rows_and_passes_packed_words_through():
+    rng = np.random.default_rng(1)
+    images = rng.integers(0, 256, size=(3, 5, 3), dtype=np.uint8)   # 15 pixels: 4 words, last one padded
+    packed = data.pack_images(images)
+    assert packed.shape == (3, 4) and packed.dtype == np.uint32
+    flat = images.reshape(3, -1)
+    for i in range(3):
+        for p in range(16):
+            expected = flat[i, p] if p < 15 else 0
+            assert (int(packed[i, p // 4]) >> (8 * (p % 4))) & 0xFF == expected
+    assert data.pack_images(packed) is packed
+    assert data.pack_images(images, n_pixels=20).shape == (3, 5)
+    mnist_like = rng.integers(0, 256, size=(2, 28, 28), dtype=np.uint8)
+    np.testing.assert_array_equal(data.pack_images(mnist_like), data.pack_u8(mnist_like))
+    with pytest.raises(TypeError, match="uint8"):
+        data.pack_images(images.astype(np.float32))
