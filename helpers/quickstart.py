@@ -55,7 +55,9 @@ def main(argv: list[str]) -> int:
         return 2
     python = ensure_venv()
     if argv[0] == "lab":
-        return subprocess.call([str(python), "-m", "jupyterlab", str(ROOT / "notebooks")], cwd=ROOT)
+        as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers, CI
+        return subprocess.call([str(python), "-m", "jupyterlab", *as_root, str(ROOT / "notebooks"), *argv[1:]],
+                               cwd=ROOT)
     env = dict(os.environ, QUICK=os.environ.get("QUICK", "1"), MPLBACKEND="Agg")
     return subprocess.call([str(python), "-m", "pytest", *TEST_ARGS, *argv[1:]], cwd=ROOT, env=env)
 
