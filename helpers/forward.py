@@ -23,11 +23,23 @@ import numpy as np
 
 from . import gl, timing
 
-# Work groups (x, y) for B rows and N columns, per forward shader, with the files' default 16x16 local size.
-DISPATCH = {
-    "dense_1_forward.comp": lambda B, N: (gl.groups(N, 16), gl.groups(B, 16)),
-    "dense_2_splitk.comp": lambda B, N: (gl.groups(N, 16), B),
-}
+
+def _local(shader: str) -> tuple[int, int]:
+    """(LOCAL_X, LOCAL_Y) as the shader file defines them."""
+    source = gl.shader_source(shader)
+    return int(gl.define(source, "LOCAL_X")), int(gl.define(source, "LOCAL_Y"))
+
+
+def _dispatch_dense_1(B, N, _local=_local("dense_1_forward.comp")):
+    return gl.groups(N, _local[0]), gl.groups(B, _local[1])   # a LOCAL_Y x LOCAL_X tile of the output
+
+
+def _dispatch_dense_2(B, N, _local=_local("dense_2_splitk.comp")):
+    return gl.groups(N, _local[0]), B                         # a row of LOCAL_X columns, K split LOCAL_Y ways
+
+
+# Work groups (x, y) for B rows and N columns, per forward shader, with the local size its file defines.
+DISPATCH = {"dense_1_forward.comp": _dispatch_dense_1, "dense_2_splitk.comp": _dispatch_dense_2}
 
 
 class Forward:
@@ -59,12 +71,18 @@ class Forward:
 
     def upload(self, X) -> int:
         """Write the rows of X (B, K), or one sample (K,), into the input buffer; returns B."""
+        X = np.asarray(X)
+        if X.dtype.kind in "iub":
+            raise TypeError(f"Forward takes float images in [0, 1], got {X.dtype.name}: "
+                            "normalise first: data.normalise(images)")
         X = np.ascontiguousarray(X, dtype=np.float32)
         if X.ndim == 1:
             X = X[None]
         if X.ndim != 2 or X.shape[1] != self.K or not 0 < len(X) <= self.max_batch:
+            hint = (" Make a Forward with a larger max_batch for bigger batches."
+                    if X.ndim == 2 and X.shape[1] == self.K and len(X) > self.max_batch else "")
             raise ValueError(f"Forward takes X of shape (B, {self.K}) with 1 <= B <= max_batch={self.max_batch}; "
-                             f"got {X.shape}. Make a Forward with a larger max_batch for bigger batches.")
+                             f"got {X.shape}.{hint}")
         self.X.buffer.write(X)
         return len(X)
 
@@ -73,6 +91,7 @@ class Forward:
 
         barrier=False leaves the barriers out: wrong on a real GPU, for the experiment in notebook 02 only.
         """
+        self._check_batch(batch)
         for kernel, buffers, n_out in self.layers:
             for binding, array in enumerate(buffers):  # binding points are shared by all programs
                 array.buffer.bind_to_storage_buffer(binding)
@@ -83,8 +102,13 @@ class Forward:
 
     def read(self, batch: int) -> np.ndarray:
         """The first `batch` rows of logits, read into a preallocated array: a view, overwritten next call."""
+        self._check_batch(batch)
         self.Y.buffer.read_into(self.out, size=batch * self.N * 4)
         return self.out[:batch]
+
+    def _check_batch(self, batch: int) -> None:
+        if not 1 <= int(batch) <= self.max_batch:
+            raise ValueError(f"batch must be 1..{self.max_batch} (this Forward's max_batch capacity), got {batch}")
 
     def logits(self, X) -> np.ndarray:
         """(B, N) float32 logits of X (B, K) or (K,); any B, in chunks of max_batch rows."""

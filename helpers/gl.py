@@ -6,9 +6,9 @@ Introduced in notebook 02. Importing this module creates nothing; call `create_c
     print(describe(ctx))                        # renderer | OpenGL version | backend
     k = Kernel(ctx, "matmul_1_naive.comp")      # compiled from glsl/, errors name file and line
     A, B = upload(ctx, a, "A"), upload(ctx, b, "B")
-    C = empty(ctx, (M, N), name="C")            # filled with NaN, so an unwritten element shows
-    k.run(groups, bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
-    c = C.read()
+    C = empty(ctx, (M, N), name="C")            # NaN-filled (integer dtypes: their maximum), so an unwritten element shows
+    k.run(groups(N, 16), groups(M, 16), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)   # group counts x, y (, z)
+    c = C.read()                                # a new, writable NumPy array
 
 `Kernel.run` checks that every buffer the shader declares is bound and has the element type the shader
 reads; `GPUArray.write` checks shape and dtype. Both name the binding or array that is wrong.
@@ -100,11 +100,6 @@ def describe(ctx) -> str:
             f"backend {backend.get('backend', '?')}")
 
 
-def barrier(ctx) -> None:
-    """Make every shader write visible to every later command (dispatches, buffer reads)."""
-    ctx.memory_barrier()
-
-
 # --------------------------------------------------------------------------------------------
 # Shaders
 # --------------------------------------------------------------------------------------------
@@ -163,15 +158,32 @@ def compile_shader(ctx, name: str, defines: dict | None = None):
         raise _compile_error(name, source, str(exc)) from None
 
 
+def define(source: str, name: str) -> str:
+    """The value of `#define name value` in a shader's source (as text, e.g. "16").
+
+    Raises ShaderError naming the define and listing the file's tunables when it has no such line.
+    """
+    match = re.search(rf"^[ \t]*#define[ \t]+{re.escape(name)}[ \t]+([^\n]*?)[ \t]*(?://[^\n]*)?$",
+                      source, re.MULTILINE)
+    if not match:
+        tunables = re.findall(r"^[ \t]*#define[ \t]+(\w+)", source, re.MULTILINE)
+        raise ShaderError(f"shader has no `#define {name}`; its defines are: {', '.join(tunables) or '(none)'}")
+    return match.group(1)
+
+
 def storage_buffers(source: str) -> dict[int, tuple[str, type]]:
-    """The storage buffers a shader declares: {binding: (block name, NumPy dtype of its elements)}."""
+    """The storage buffers a shader declares: {binding: (block name, NumPy dtype of its elements)}.
+
+    A binding declared twice (e.g. a float view and a vec4 view of one buffer) is named by its first
+    declaration, the one the shader's banner describes.
+    """
     found = {}
     pattern = re.compile(r"layout\s*\(([^)]*)\)\s*((?:\w+\s+)*)buffer\s+(\w+)\s*\{([^}]*)\}", re.MULTILINE)
     for layout, _qualifiers, block, body in pattern.findall(_strip_comments(source)):
         binding = re.search(r"binding\s*=\s*(\d+)", layout)
         member = re.search(r"(\w+)\s+\w+\s*\[", body)
         if binding and member:
-            found[int(binding.group(1))] = (block, _GLSL_DTYPES.get(member.group(1)))
+            found.setdefault(int(binding.group(1)), (block, _GLSL_DTYPES.get(member.group(1))))
     return found
 
 
@@ -216,13 +228,19 @@ class Kernel:
                 raise ShaderError(f"{self.name} declares no storage buffer at binding {binding}; "
                                   f"it has {sorted(self.buffers)}")
             block, dtype = self.buffers[binding]
+            if isinstance(array, np.ndarray):
+                raise ShaderError(f"{self.name}: binding {binding} ({block}) got a NumPy array; upload it first: "
+                                  f"gl.upload(ctx, a, {block!r})")
             if isinstance(array, GPUArray):
                 if dtype is not None and array.dtype != np.dtype(dtype):
                     raise ShaderError(f"{self.name}: binding {binding} ({block}) holds {np.dtype(dtype).name} "
                                       f"elements, but GPUArray {array.name!r} is {array.dtype.name}")
                 array.buffer.bind_to_storage_buffer(binding)
-            else:  # a bare moderngl.Buffer: nothing to check but that it is one
+            elif hasattr(array, "bind_to_storage_buffer"):  # a bare moderngl.Buffer: nothing else to check
                 array.bind_to_storage_buffer(binding)
+            else:
+                raise ShaderError(f"{self.name}: binding {binding} ({block}) got a {type(array).__name__}, not a "
+                                  "GPUArray or moderngl.Buffer; make one with gl.upload(ctx, a, name) or gl.empty")
 
     def run(self, group_x: int = 1, group_y: int = 1, group_z: int = 1, *, bindings: dict | None = None,
             barrier: bool = True, **uniforms) -> None:
@@ -273,20 +291,21 @@ class GPUArray:
                              f"got {array.dtype.name} {array.shape}.{hint}")
         return np.ascontiguousarray(array)
 
-    def write(self, array, offset: int = 0) -> None:
+    def write(self, array) -> None:
         """Upload `array` (same shape and dtype) into the existing buffer: no new allocation."""
-        self.buffer.write(self._checked(array), offset=offset)
+        self.buffer.write(self._checked(array))
 
     def read(self, out: np.ndarray | None = None) -> np.ndarray:
         """Read the buffer back: a new array, or into `out` (same shape and dtype) with no allocation."""
         if out is None:
-            return np.frombuffer(self.buffer.read(), dtype=self.dtype).reshape(self.shape)
-        self._checked(out)
+            out = np.empty(self.shape, dtype=self.dtype)
+        else:
+            self._checked(out)
         self.buffer.read_into(out)
         return out
 
     def fill(self, value) -> None:
-        """Set every element to `value` on the GPU (NaN poisons an output before a dispatch)."""
+        """Set every element to `value` on the GPU (NaN poisons a float output before a dispatch)."""
         self.buffer.clear(chunk=np.array(value, dtype=self.dtype).tobytes())
 
     def release(self) -> None:
@@ -300,7 +319,8 @@ def upload(ctx, array, name: str = "array") -> GPUArray:
 
 
 def empty(ctx, shape, dtype=np.float32, name: str = "array", fill=np.nan) -> GPUArray:
-    """A new GPUArray filled with `fill` (NaN by default; None leaves it uninitialised)."""
+    """A new GPUArray filled with `fill`: NaN by default, which integer dtypes get as their maximum
+    (e.g. 0xFFFFFFFF for uint32); None leaves it uninitialised."""
     array = GPUArray(ctx, shape, dtype, name=name)
     if fill is not None:
         array.fill(fill if np.dtype(dtype).kind == "f" or not (isinstance(fill, float) and np.isnan(fill))

@@ -9,7 +9,7 @@ glsl/infer_2_dense_u8.comp, which reads uint8 pixels four to a word (helpers.dat
     fwd.dispatch(n)                # two dispatches, each followed by a memory barrier
     logits = fwd.read(n)           # copy to a staging buffer, read into a preallocated array (a view)
     fwd.predict(X)                 # all of the above plus argmax, any number of rows
-    rows = sweep(fwd, X, [1, 10, 100, 1000, 10_000], timing.Clock(ctx))   # per batch size, vs NumPy
+    rows = sweep(fwd, X, [1, 10, 100, 1000, 10_000], timing.Clock(ctx), params)   # per batch size, vs NumPy
 
 Why a staging buffer for the logits: on the H100 the output layer took 0.18 ms when it wrote the very
 buffer the CPU reads back, and 0.018 ms (the same matmul's time into any other buffer) once it wrote a
@@ -75,6 +75,7 @@ class BatchedForward:
 
     def dispatch(self, n: int) -> None:
         """Both layers on the first n rows, each followed by a memory barrier."""
+        self._check_rows(n)
         for (kernel, buffers, K, N), (bm, bn) in zip(self.layers, self.block):
             for binding, array in enumerate(buffers):   # binding points are shared by every program
                 array.buffer.bind_to_storage_buffer(binding)
@@ -84,6 +85,7 @@ class BatchedForward:
 
     def read(self, n: int) -> np.ndarray:
         """The first n rows of logits, read into the preallocated array (a view, overwritten next call)."""
+        self._check_rows(n)
         size = n * self.N * 4
         self.ctx.copy_buffer(self.Y_host.buffer, self.Y.buffer, size=size)   # GPU-side copy to staging
         self.Y_host.buffer.read_into(self.out, size=size)
@@ -91,9 +93,14 @@ class BatchedForward:
 
     def read_new(self, n: int) -> np.ndarray:
         """The same rows as a new array (NumPy allocates on every call): for comparison with read()."""
+        self._check_rows(n)
         size = n * self.N * 4
         self.ctx.copy_buffer(self.Y_host.buffer, self.Y.buffer, size=size)
         return np.frombuffer(self.Y_host.buffer.read(size=size), dtype=np.float32).reshape(n, self.N)
+
+    def _check_rows(self, n: int) -> None:
+        if not 1 <= int(n) <= self.capacity:
+            raise ValueError(f"n must be 1..{self.capacity} (this BatchedForward's capacity), got {n}")
 
     def predict(self, X) -> np.ndarray:
         """Predicted class per row of X, in chunks of `capacity` rows."""

@@ -26,9 +26,11 @@ def rungs() -> list[str]:
 
 
 def define(source: str, name: str) -> int | None:
-    """The integer value of `#define NAME value` in a shader source, or None."""
-    match = re.search(rf"^[ \t]*#define[ \t]+{name}[ \t]+(\d+)", source, re.MULTILINE)
-    return int(match.group(1)) if match else None
+    """The integer value of `#define NAME value` in a shader source (via gl.define), or None if absent."""
+    try:
+        return int(gl.define(source, name))
+    except (gl.ShaderError, ValueError):   # absent, or not a plain integer
+        return None
 
 
 def block(kernel: gl.Kernel) -> tuple[int, int]:
@@ -69,7 +71,7 @@ def multiply(ctx, kernel, a, b):
     C = gl.empty(ctx, (A.shape[0], B.shape[1]), name="C")
     try:
         run(kernel, A, B, C)
-        return C.read().copy()
+        return C.read()
     finally:
         for array in (A, B, C):
             array.release()

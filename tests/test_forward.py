@@ -89,4 +89,14 @@ def test_forward_explains_a_wrong_input(ctx):
         fwd.upload(np.zeros((2, 783), np.float32))
     with pytest.raises(ValueError, match="larger max_batch"):
         fwd.upload(np.zeros((5, 784), np.float32))
+    with pytest.raises(ValueError) as err:
+        fwd.upload(np.zeros((2, 783), np.float32))
+    assert "larger max_batch" not in str(err.value)   # the width is wrong, not the row count
+    with pytest.raises(TypeError, match=r"normalise first: data\.normalise\(images\)"):
+        fwd.upload(np.zeros((2, 784), np.uint8))
+    for n in (0, 5):
+        with pytest.raises(ValueError, match="1..4"):
+            fwd.dispatch(n)
+        with pytest.raises(ValueError, match="1..4"):
+            fwd.read(n)
     fwd.release()

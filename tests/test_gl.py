@@ -51,6 +51,19 @@ def test_compile_error_names_file_and_line(ctx, tmp_path, monkeypatch):
 def test_unknown_shader_and_unknown_define_are_explained():
     with pytest.raises(gl.ShaderError, match="No shader 'nope.comp'"):
         gl.shader_path("nope.comp")
+    with pytest.raises(gl.ShaderError, match="no `#define NOPE`.*RELU, LOCAL_X, LOCAL_Y"):
+        gl.shader_source("dense_1_forward.comp", {"NOPE": 1})
+    with pytest.raises(gl.ShaderError, match="no `#define NOPE`.*LOCAL_X"):
+        gl.define(gl.shader_source("dense_1_forward.comp"), "NOPE")
+
+
+def test_define_reads_a_value_and_aliased_bindings_keep_the_first_name():
+    source = "#define BM 64  // rows\n#define BM2 8\n#define SCALE 2.0\n" + """
+layout(std430, binding = 0) readonly buffer A { float a[]; };
+layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
+"""
+    assert gl.define(source, "BM") == "64" and gl.define(source, "BM2") == "8" and gl.define(source, "SCALE") == "2.0"
+    assert gl.storage_buffers(source) == {0: ("A", np.float32)}
 
 
 COPY = """#version 430
@@ -95,6 +108,10 @@ def test_kernel_errors_name_the_binding_and_uniform(ctx, copy_kernel):
         copy_kernel.set(N=4)
     with pytest.raises(gl.ShaderError, match="has no `#define TILE`.*SCALE"):
         gl.shader_source("copy.comp", {"TILE": 8})
+    with pytest.raises(gl.ShaderError, match=r"binding 1 \(Y\) got a NumPy array; upload it first: gl\.upload"):
+        copy_kernel.run(1, bindings={0: X, 1: np.zeros(4, np.float32)})
+    with pytest.raises(gl.ShaderError, match=r"binding 1 \(Y\) got a list, not a GPUArray"):
+        copy_kernel.run(1, bindings={0: X, 1: [0.0] * 4})
 
 
 def test_gpu_array_checks_shape_and_dtype(ctx):
@@ -108,6 +125,9 @@ def test_gpu_array_checks_shape_and_dtype(ctx):
     out = np.empty((3, 4), np.float32)
     W.write(np.arange(12, dtype=np.float32).reshape(3, 4))
     assert W.read(out) is out and out[2, 3] == 11
+    fresh = W.read()
+    fresh[0, 0] = -1                                    # a new, writable array: the buffer is untouched
+    assert W.read()[0, 0] == 0
     assert np.isnan(gl.empty(ctx, (5,)).read()).all()
     assert (gl.empty(ctx, (5,), np.uint32).read() == 0xFFFFFFFF).all()
 

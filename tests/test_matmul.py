@@ -115,4 +115,9 @@ def test_batched_forward_predicts_like_numpy(ctx, rng):
         np.testing.assert_array_equal(fwd.read_new(44), fwd.read(44))   # both read the staging copy
         with pytest.raises(ValueError, match="capacity=128"):
             fwd.upload(inputs[:129])
+        for n in (0, 129):
+            with pytest.raises(ValueError, match=r"1\.\.128"):
+                fwd.dispatch(n)
+            with pytest.raises(ValueError, match=r"1\.\.128"):
+                fwd.read(n)
         fwd.release()
