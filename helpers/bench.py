@@ -43,13 +43,7 @@ def main(argv=None) -> int:
     print(f"device: {record['device']['describe']}   ({'QUICK' if quick else 'full'} sizes)")
     names = BENCHES if "all" in args.which else args.which
     for name in names:
-        try:
-            module = importlib.import_module(f"helpers.bench_{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"helpers.bench_{name}":
-                raise
-            print(f"\n== {name}: not written yet (helpers/bench_{name}.py)")
-            continue
+        module = importlib.import_module(f"helpers.bench_{name}")
         print(f"\n== {name}")
         record["benches"][name] = module.run(ctx, quick)
     if args.out:

@@ -12,29 +12,24 @@ upload into an existing buffer >= 5 GB/s.
 
 from __future__ import annotations
 
-import statistics
-from time import perf_counter
-
 import numpy as np
 
 from . import check, data, reference, timing
+from .forward import Forward
 from .inference import BatchedForward
 from .matmul import warm_up
 
 KERNEL_TARGET_S, UPLOAD_TARGET_GBS = 0.3e-3, 5.0
 
 
-def _median(fn, repeat: int) -> float:
-    fn()
-    return statistics.median(fn() for _ in range(repeat))
+def _median(measure, repeat: int) -> float:
+    """Median of `repeat` calls to `measure()` (seconds) after one warm-up call."""
+    return timing.median_seconds(measure, repeat=repeat, warmup=1)
 
 
 def _wall(fn):
-    def measure():
-        start = perf_counter()
-        fn()
-        return perf_counter() - start
-    return measure
+    """A measure() that times one call of fn() by perf_counter, no synchronisation added."""
+    return lambda: timing.wall_seconds(fn)
 
 
 def run(ctx, quick: bool) -> list[dict]:
@@ -90,15 +85,11 @@ def measure(ctx, params: dict, images: np.ndarray, repeat: int = 20) -> list[dic
         clock.source)
     add("kernels, uint8 input (2 dispatches)", _median(lambda: clock.kernel(lambda: fwd8.dispatch(n)), repeat),
         clock.source)
-    try:  # notebook 02's one-thread-per-output layer, for scale
-        from .forward import Forward
-        slow = Forward(ctx, params, max_batch=n)
-        slow.upload(X)
-        add("kernels, dense_1_forward (notebook 02)", _median(lambda: clock.kernel(lambda: slow.dispatch(n)), repeat),
-            clock.source)
-        slow.release()
-    except (ImportError, AttributeError, TypeError, ValueError) as exc:
-        print(f"(dense_1_forward skipped: {exc})")
+    slow = Forward(ctx, params, max_batch=n)   # notebook 02's one-thread-per-output layer, for scale
+    slow.upload(X)
+    add("kernels, dense_1_forward (notebook 02)", _median(lambda: clock.kernel(lambda: slow.dispatch(n)), repeat),
+        clock.source)
+    slow.release()
 
     ctx.finish()
     size = n * fwd.N * 4

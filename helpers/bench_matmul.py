@@ -12,7 +12,6 @@ the same run, only where `import torch` works and CUDA is available.
 from __future__ import annotations
 
 import statistics
-import time
 
 import numpy as np
 
@@ -53,13 +52,8 @@ def cublas_seconds(n: int, repeat: int = 20):
 
 
 def numpy_seconds(a, b, repeat: int) -> float:
-    a @ b
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        a @ b
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """Median wall-clock seconds of a @ b over `repeat` calls, after one warm-up."""
+    return timing.median_seconds(lambda: timing.wall_seconds(lambda: a @ b), repeat=repeat, warmup=1)
 
 
 def validate(ctx, kernels: dict, n: int, rng) -> bool:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import statistics
 import time
 from collections import defaultdict
-from contextlib import contextmanager
 
 from .gl import is_software
 
@@ -63,6 +62,13 @@ class Clock:
         return time.perf_counter() - start
 
 
+def wall_seconds(fn) -> float:
+    """Seconds of wall clock (perf_counter) for one call of `fn()`; no GPU synchronisation added."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def median_seconds(measure, repeat: int = 20, warmup: int = 2) -> float:
     """Median of `repeat` calls to `measure()` (which returns seconds), after `warmup` untimed calls."""
     for _ in range(warmup):
@@ -80,13 +86,6 @@ class Phases:
     def add(self, name: str, seconds: float, source: str = "wall clock") -> None:
         self.samples[name].append(seconds)
         self.sources[name] = source
-
-    @contextmanager
-    def wall(self, name: str):
-        """with phases.wall("upload"): ...  (perf_counter, no synchronisation added)"""
-        start = time.perf_counter()
-        yield
-        self.add(name, time.perf_counter() - start, "wall clock")
 
     def median(self, name: str) -> float:
         return statistics.median(self.samples[name])
