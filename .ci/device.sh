@@ -5,7 +5,15 @@
 # (see ../shared/device/README.md for how to fill them once). Usage from the device tool:
 #   bash .ci/device.sh python3 -m pytest tests -q
 set -eo pipefail
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+shopt -s nullglob
+debs=(.gl/*.deb)
+if [ ${#debs[@]} -eq 0 ]; then
+    echo ".ci/device.sh: no .deb files in $PWD/.gl/: fill .gl/ with the GL loader packages (see" \
+         "../shared/device/README.md) and pass carry: [\".gl\", \".whl\", \".data\"] to the device call" >&2
+    exit 1
+fi
+shopt -u nullglob
+for f in "${debs[@]}"; do dpkg -x "$f" /; done; ldconfig
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MNIST_DIR=$PWD/.data/mnist MPLBACKEND=Agg

@@ -56,4 +56,7 @@ def main(out_dir: str, *paths: str) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        print("usage: python3 .ci/execute_notebooks.py OUT_DIR NOTEBOOK.ipynb [NOTEBOOK.ipynb ...]", file=sys.stderr)
+        sys.exit(2)
     sys.exit(main(*sys.argv[1:]))

@@ -120,7 +120,7 @@ class LivePlot:
             if value is not None:
                 self.points.setdefault(key, []).append((x, value))
         self.calls += 1
-        if self.calls % self.every == 0:
+        if self.handle is not None and self.calls % self.every == 0:   # no display (outside Jupyter): record only
             self.redraw()
 
     def redraw(self) -> None:
@@ -143,5 +143,6 @@ class LivePlot:
             self.handle.update(self.fig)
 
     def close(self):
+        """Draw the final figure (also outside Jupyter) and return it."""
         self.redraw()
         return self.fig

@@ -58,9 +58,11 @@ def epoch_rows(rows: list[dict], label: str) -> list[str]:
 
 def table(record: dict) -> str:
     device = record["device"]
+    kernels = ("kernels by wall clock around ctx.finish() (a software renderer: no GPU timer queries)"
+               if device.get("software") else "kernels by GPU timer queries")
     lines = [f"Measured by `python -m helpers.bench all` on **{device['renderer']}**, OpenGL "
              f"{device['gl_version']}, {device['date']} ([JSON](notebooks/results/{record.get('_file', '')})); "
-             "the GPU figures are medians, kernels by GPU timer queries, everything else by wall clock.",
+             f"the GPU figures are medians, {kernels}, everything else by wall clock.",
              "", "| what | result | clock |", "| --- | --- | --- |"]
     benches = record["benches"]
     if "matmul" in benches:
@@ -120,4 +122,8 @@ def main(json_path: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(*sys.argv[1:]))
+    if len(sys.argv) != 2:
+        print("usage: python -m helpers.report BENCH.json   (from python -m helpers.bench all --out BENCH.json)",
+              file=sys.stderr)
+        sys.exit(2)
+    sys.exit(main(sys.argv[1]))
