@@ -41,6 +41,9 @@ import moderngl
 import numpy as np
 
 from . import data, gl, reference
+from .gpu_mlp import check_labels, measure_step, pack_images, param_layout, param_shapes, split_epoch
+from .gpu_mlp import flatten as _flatten
+from .gpu_mlp import unflatten as _unflatten
 
 N_OUT = 10
 FORWARD, BACKWARD, PREDICT = "fused_1_forward_xent.comp", "fused_2_backward_update.comp", "fused_3_predict.comp"
@@ -54,32 +57,20 @@ _SSBO_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 
 
 def flatten(params: dict) -> np.ndarray:
-    """[W1 | b1 | W2 | b2] as one float32 vector: the layout of the params buffer."""
-    return np.concatenate([np.asarray(params[k], dtype=np.float32).reshape(-1) for k in ("W1", "b1", "W2", "b2")])
+    """[W1 | b1 | W2 | b2] as one float32 vector: the layout of the params buffer (gpu_mlp.param_layout,
+    packed tightly)."""
+    K, H = np.shape(params["W1"])
+    shapes = param_shapes(K, H, np.shape(params["W2"])[1])
+    return _flatten(params, *param_layout(shapes, align=1))
 
 
 def unflatten(flat: np.ndarray, n_in: int, n_hidden: int, n_out: int = N_OUT) -> dict:
     """The inverse of flatten: {W1 (n_in, H), b1 (H,), W2 (H, n_out), b2 (n_out,)} (copies)."""
-    shapes = {"W1": (n_in, n_hidden), "b1": (n_hidden,), "W2": (n_hidden, n_out), "b2": (n_out,)}
-    out, at = {}, 0
-    for name, shape in shapes.items():
-        size = int(np.prod(shape))
-        out[name] = np.array(flat[at:at + size], dtype=np.float32).reshape(shape)
-        at += size
-    if at != len(flat):
-        raise ValueError(f"flat parameters hold {len(flat)} values; {n_in}-{n_hidden}-{n_out} needs {at}")
-    return out
-
-
-def packed_images(images) -> np.ndarray:
-    """uint8 images (N, 28, 28) or (N, 784) -> uint32 (N, 196) words; packed uint32 input passes through."""
-    images = np.asarray(images)
-    if images.dtype == np.uint32 and images.ndim == 2:
-        return np.ascontiguousarray(images)
-    if images.dtype != np.uint8:
-        raise TypeError(f"the fused trainer takes the uint8 images (as data.load_mnist gives them), got "
-                        f"{images.dtype}: it divides by 255 on the GPU. Pass the raw images, not normalise()'d ones.")
-    return data.pack_u8(images.reshape(len(images), -1))
+    shapes = param_shapes(n_in, n_hidden, n_out)
+    layout, total = param_layout(shapes, align=1)
+    if total != len(flat):
+        raise ValueError(f"flat parameters hold {len(flat)} values; {n_in}-{n_hidden}-{n_out} needs {total}")
+    return _unflatten(flat, layout, shapes)
 
 
 def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int = 32, KS: int = 16) -> int:
@@ -109,11 +100,8 @@ class FusedMLP:
         if params["W2"].shape != (self.n_hidden, N_OUT) or self.n_in % 4:
             raise ValueError(f"the fused shaders train n_in-H-{N_OUT} nets with n_in a multiple of 4; "
                              f"got W1 {params['W1'].shape}, W2 {params['W2'].shape}")
-        words = packed_images(images)
-        labels = np.asarray(labels).astype(np.uint32)
-        if words.shape[1] * 4 != self.n_in or len(words) != len(labels):
-            raise ValueError(f"{len(words)} images of {words.shape[1] * 4} pixels and {len(labels)} labels "
-                             f"do not fit a net with {self.n_in} inputs")
+        words = pack_images(images, self.n_in)
+        labels = check_labels(labels, len(words), N_OUT).astype(np.uint32)
         self.n = len(labels)
         if self.batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -155,7 +143,7 @@ class FusedMLP:
         self.losses = np.full(self.n, np.nan, dtype=np.float32)
         self.eval_sets = {"train": (self.buffers[0], labels.copy())}
         self.predictions = None
-        self.counts = {"dispatches": 0, "barriers": 0, "uniform writes": 0, "readbacks": 0, "steps": 0}
+        self._counts = {"uniform writes": 0, "readbacks": 0, "steps": 0}
         # The per-step uniforms, looked up once; step numbers pre-packed as bytes.
         self._u_step = (self.forward.program["step"], self.backward.program["step"])
         if kind == "Adam":
@@ -166,6 +154,18 @@ class FusedMLP:
         TK, threads = int(d["TKT"]) * int(d["KPT"]), int(d["TJ"]) * int(d["TKT"])
         w1_groups = gl.groups(self.n_in, TK) * gl.groups(H, int(d["TJ"]))
         self._backward_groups = gl.groups(H + H * N_OUT + N_OUT, threads // int(d["BSPLIT"])) + w1_groups
+
+    @property
+    def counts(self) -> dict:
+        """Steps, uniform writes and readbacks issued; dispatches and barriers follow from the steps
+        (DISPATCHES_PER_STEP, BARRIERS_PER_STEP each)."""
+        c = dict(self._counts)
+        c.update(dispatches=c["steps"] * DISPATCHES_PER_STEP, barriers=c["steps"] * BARRIERS_PER_STEP)
+        return c
+
+    def groups(self, step: int = 0) -> list[tuple]:
+        """Work groups (x, y, z) of each dispatch of training step `step`: [fused_1, fused_2]."""
+        return [(self._forward_groups[step], 1, 1), (self._backward_groups, 1, 1)]
 
     # ---------------------------------------------------------------------------------------------
     def _forward_defines(self, overrides: dict | None) -> dict:
@@ -178,8 +178,9 @@ class FusedMLP:
                 raise ValueError(f"hidden size {self.n_hidden} needs more shared memory than OpenGL guarantees "
                                  f"({SHARED_BYTES} bytes) even at one sample per work group: lower KS or JT")
             defines["S"] = fits[0]
-        if defines["JT"] * defines["KS"] < defines["S"] * N_OUT:
-            raise ValueError("fused_1 needs JT*KS >= S*10 threads (one per logit)")
+        if defines["JT"] * defines["KS"] < defines["S"] * N_OUT:  # the shaders' #error says it too
+            raise ValueError(f"fused_1 needs JT*KS >= S*{N_OUT} threads (one per logit); got JT={defines['JT']}, "
+                             f"KS={defines['KS']}, S={defines['S']}: raise KS or JT, or lower S")
         return defines
 
     def _set_hyperparameters(self) -> None:
@@ -250,6 +251,7 @@ class FusedMLP:
         if offset + values.size > array.size:
             raise ValueError(f"{array.name} holds {array.size} elements; cannot write {values.size} at {offset}")
         stage = self._staging(values.nbytes)
+        self.ctx.memory_barrier()  # shader reads and writes of the buffers (and the stage) -> this write
         stage.write(values)
         self.ctx.copy_buffer(array.buffer, stage, size=values.nbytes, write_offset=offset * array.dtype.itemsize)
 
@@ -270,9 +272,7 @@ class FusedMLP:
             uniform_writes += 2
         self.backward.program.run(self._backward_groups)
         self.ctx.memory_barrier(_SSBO_BARRIER)  # the next step's fused_1 reads the updated weights
-        c = self.counts
-        c["dispatches"] += DISPATCHES_PER_STEP
-        c["barriers"] += BARRIERS_PER_STEP
+        c = self._counts
         c["uniform writes"] += uniform_writes
         c["steps"] += 1
 
@@ -280,7 +280,7 @@ class FusedMLP:
         """Per-sample losses of steps [first, end) of the current epoch (waits for the GPU)."""
         lo, hi = first * self.batch_size, min(self.n, end * self.batch_size)
         self.losses[lo:hi] = self.download(9, lo, hi - lo)
-        self.counts["readbacks"] += 1
+        self._counts["readbacks"] += 1
         return self.losses[lo:hi]
 
     def check(self, first: int, end: int) -> float:
@@ -322,95 +322,68 @@ class FusedMLP:
         return out
 
     # ---------------------------------------------------------------------------------------------
-    def profile_step(self, repeat: int = 30, clock=None) -> dict:
-        """Time one full-size step piece by piece; parameters and optimizer state are restored afterwards.
-
-        Returns seconds: kernel per shader (clock.source: GPU timer queries, or wall clock around
-        ctx.finish() on a software renderer), step (wall clock per step over `repeat` back-to-back steps,
-        finish at the end), issue (Python time to queue one step), overhead (step - sum of kernels),
-        readback (one loss read of check_every steps) and order_upload (one epoch's order write).
-        """
-        from . import timing
-
-        clock = clock or timing.Clock(self.ctx)
+    def profile_step(self, repeat: int = 30, clock=None, warmup: float | None = None) -> dict:
+        """Time one full-size step piece by piece with gpu_mlp.measure_step, exactly as
+        GPUTrainer.profile_step does (warm-up, `repeat` dispatches streamed per timer query, the cost of an
+        empty dispatch measured alongside); parameters, optimizer state and counts are restored afterwards.
+        readback: one loss read of check_every steps."""
         saved = [self.download(b) for b in (3, 4, 5)]
-        t_saved, counts_saved = self.t, dict(self.counts)
+        t_saved, counts_saved = self.t, dict(self._counts)
         self.start_epoch(0)
-        bits = _SSBO_BARRIER
         for u in self._u_step:
             u.write(self._step_bytes[0])
         if self.kind == "Adam":
             self._u_c1.write(np.float32(0.1).tobytes())
             self._u_c2.write(np.float32(0.001).tobytes())
-
-        def forward():
-            self.forward.program.run(self._forward_groups[0])
-            self.ctx.memory_barrier(bits)
-
-        def backward():
-            self.backward.program.run(self._backward_groups)
-            self.ctx.memory_barrier(bits)
-
-        kernel = {}
-        for name, fn in ((FORWARD, forward), (BACKWARD, backward)):
-            fn()
-            kernel[name] = float(np.median([clock.kernel(fn) for _ in range(repeat)]))
-
-        def steps():
-            for _ in range(repeat):
-                self.step(0)
-
-        steps()
-        step_wall = float(np.median([clock.wall(steps) for _ in range(3)])) / repeat
-        self.ctx.finish()
-        start = time.perf_counter()
-        steps()
-        issue = (time.perf_counter() - start) / repeat
-        self.ctx.finish()
+        (g1, g2) = self.groups(0)
+        stages = [(FORWARD, self.forward.program.run, g1), (BACKWARD, self.backward.program.run, g2)]
         reads = min(self.check_every, self.steps_per_epoch)
-        readback = float(np.median([clock.wall(lambda: self.read_losses(0, reads)) for _ in range(5)]))
         order = reference.epoch_order(self.n, 0, self.seed)
-        upload = float(np.median([clock.wall(lambda: self.upload(2, order)) for _ in range(5)]))
+        profile = measure_step(self.ctx, stages, lambda: self.step(0), barrier_bits=_SSBO_BARRIER, repeat=repeat,
+                               clock=clock, warmup=warmup, read=lambda: self.read_losses(0, reads),
+                               upload=lambda: self.upload(2, order))
         for b, array in zip((3, 4, 5), saved):
             self.upload(b, array)
-        self.t, self.counts = t_saved, counts_saved
-        total = sum(kernel.values())
-        return {"kernel": kernel, "kernel_total": total, "step": step_wall, "issue": issue,
-                "overhead": max(step_wall - total, 0.0), "readback": readback, "readback_steps": reads,
-                "order_upload": upload, "dispatches_per_step": DISPATCHES_PER_STEP,
-                "barriers_per_step": BARRIERS_PER_STEP, "clock": clock.source,
-                "batch": min(self.batch_size, self.n)}
+        self.t, self._counts = t_saved, counts_saved
+        return {**profile, "readback_steps": reads, "dispatches_per_step": DISPATCHES_PER_STEP,
+                "barriers_per_step": BARRIERS_PER_STEP, "batch": min(self.batch_size, self.n)}
 
     def epoch_phases(self, profile: dict, epoch_seconds: float) -> dict:
-        """One epoch split into upload (order), kernel, dispatch (the rest: launch gaps, barriers,
-        Python) and readback, in seconds, from profile_step() and a measured epoch time."""
+        """One epoch split by gpu_mlp.split_epoch (upload, kernel, readback, dispatch), as GPUTrainer does."""
         steps = self.steps_per_epoch
-        kernel = profile["kernel_total"] * steps
-        readback = profile["readback"] * -(-steps // self.check_every)
-        upload = profile["order_upload"]
-        return {"upload": upload, "kernel": kernel, "readback": readback,
-                "dispatch": max(epoch_seconds - kernel - readback - upload, 0.0)}
+        return split_epoch(profile, steps, epoch_seconds, -(-steps // self.check_every))
 
     # ---------------------------------------------------------------------------------------------
     def add_eval_set(self, name: str, images, labels) -> None:
         """Keep an evaluation set resident (uint8 images, packed) for accuracy() between epochs."""
-        words = packed_images(images)
-        if words.shape[1] * 4 != self.n_in:
-            raise ValueError(f"{name}: images of {words.shape[1] * 4} pixels, the net takes {self.n_in}")
-        self.eval_sets[name] = (gl.upload(self.ctx, words, f"{name} images"), np.asarray(labels).astype(np.int64))
+        if name == "train":
+            raise ValueError("'train' is the resident training set; give the evaluation set another name")
+        words = pack_images(images, self.n_in)
+        labels = check_labels(labels, len(words), N_OUT)
+        if name in self.eval_sets:  # replaced: free the old images
+            self.eval_sets.pop(name)[0].release()
+        self.eval_sets[name] = (gl.upload(self.ctx, words, f"{name} images"), labels)
+
+    def _eval_set(self, name: str):
+        if name not in self.eval_sets:
+            raise KeyError(f"no evaluation set {name!r} on this trainer (it has {sorted(self.eval_sets)}): "
+                           f"add one with trainer.add_eval_set({name!r}, images, labels)")
+        return self.eval_sets[name]
 
     def predict(self, name: str = "test") -> np.ndarray:
         """Predicted classes of a resident evaluation set (fused_3_predict, one dispatch)."""
-        images, labels = self.eval_sets[name]
+        images, labels = self._eval_set(name)
         count = len(labels)
         if self.predictions is None or self.predictions.size < count:
+            if self.predictions is not None:
+                self.predictions.release()
             self.predictions = gl.upload(self.ctx, np.zeros(count, np.uint32), "predictions")
         self.predictor.bind({3: self.buffers[3], 10: images, 11: self.predictions})
         self.predictor.run(gl.groups(count, self.S), n_in=self.n_in, n_hidden=self.n_hidden, count=count)
         return self.download(self.predictions, 0, count).astype(np.int64)
 
     def accuracy(self, name: str = "test") -> float:
-        return float(np.mean(self.predict(name) == self.eval_sets[name][1]))
+        return float(np.mean(self.predict(name) == self._eval_set(name)[1]))
 
     def read_params(self) -> dict:
         return unflatten(self.download(3), self.n_in, self.n_hidden)

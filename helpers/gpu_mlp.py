@@ -25,9 +25,8 @@ binding point, each range starting on a 256-byte boundary), the gradients in ano
 layout, so one SGD dispatch updates everything. All sums run in a fixed order (no atomics), so the same
 seed gives bitwise-identical weights on the same machine.
 
-Other optimizers (notebook 05) can reuse the trainer: `gradient_views()` names the flat gradient buffer's
-ranges; replacing the `sgd` entry of `trainer.kernels` with a kernel bound to BINDINGS["params"] and
-BINDINGS["grads"] (and calling `trainer.rebuild_plan()`) changes the update without touching the rest.
+The step's profile (profile_step, epoch_phases) is measured by measure_step / split_epoch, which the
+fused trainer of notebook 05 (helpers/fused_mlp.py) uses too, so the two trainers' figures compare.
 """
 
 from __future__ import annotations
@@ -64,36 +63,147 @@ ALIGN_FLOATS = 64  # 256 bytes: a storage-buffer range must start at a multiple 
 #                    GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT, which is at most 256 on common drivers
 
 
-def define_value(source: str, name: str) -> int:
+def define_value(source: str, name: str, shader: str = "shader") -> int:
     """The integer value of `#define name value` in a shader source (after helpers.gl's rewriting)."""
     match = re.search(rf"^[ \t]*#define[ \t]+{name}[ \t]+(\d+)", source, re.MULTILINE)
     if not match:
-        raise gl.ShaderError(f"shader source has no integer `#define {name}`")
+        raise gl.ShaderError(f"{shader} has no integer `#define {name}`: add one to the file (or its defines)")
     return int(match.group(1))
 
 
-def param_layout(shapes: dict) -> tuple[dict, int]:
-    """{name: (offset, size)} in floats for W1, b1, W2, b2 back to back, each start aligned; total floats."""
+def param_shapes(K: int, H: int, C: int) -> dict:
+    """{W1: (K, H), b1: (H,), W2: (H, C), b2: (C,)}: the K-H-C MLP's parameter shapes."""
+    return {"W1": (K, H), "b1": (H,), "W2": (H, C), "b2": (C,)}
+
+
+def param_layout(shapes: dict, align: int = ALIGN_FLOATS) -> tuple[dict, int]:
+    """{name: (offset, size)} in floats for W1, b1, W2, b2 back to back, each start a multiple of `align`
+    floats (1: packed tightly); and the total floats."""
     layout, offset = {}, 0
     for name in PARAM_NAMES:
         size = int(np.prod(shapes[name]))
         layout[name] = (offset, size)
-        offset += -(-size // ALIGN_FLOATS) * ALIGN_FLOATS
+        offset += -(-size // align) * align
     return layout, offset
 
 
-def pack_images(images: np.ndarray, n_pixels: int) -> np.ndarray:
-    """uint8 images (n, 28, 28) or (n, K) -> uint32 (n, ceil(K/4)) via data.pack_u8, zero-padding K to 4."""
+def flatten(params: dict, layout: dict, total: int) -> np.ndarray:
+    """W1, b1, W2, b2 into one float32 vector laid out by param_layout (gaps 0)."""
+    flat = np.zeros(total, np.float32)
+    for name, (off, size) in layout.items():
+        value = np.asarray(params[name])
+        if value.size != size:
+            raise ValueError(f"{name} has {value.size} values; this trainer's {name} has {size}")
+        flat[off:off + size] = value.astype(np.float32).reshape(-1)
+    return flat
+
+
+def unflatten(flat: np.ndarray, layout: dict, shapes: dict) -> dict:
+    """The inverse of flatten: {name: array of shapes[name]} (copies)."""
+    return {name: np.array(flat[off:off + size], np.float32).reshape(shapes[name])
+            for name, (off, size) in layout.items()}
+
+
+def pack_images(images, n_pixels: int) -> np.ndarray:
+    """uint8 images (n, 28, 28) or (n, K) -> uint32 (n, ceil(K/4)) by data.pack_images (packed uint32
+    passes through); a clear error when the images do not have the net's n_pixels inputs."""
     images = np.asarray(images)
-    if images.dtype != np.uint8:
-        raise TypeError(f"the GPU trainer takes the raw uint8 images (it divides by 255 on the GPU); got "
-                        f"{images.dtype}. Pass the images from data.load_mnist(), not normalise()'s floats.")
-    flat = images.reshape(len(images), -1)
-    if flat.shape[1] != n_pixels:
-        raise ValueError(f"images have {flat.shape[1]} pixels each, but W1 has {n_pixels} rows")
-    if n_pixels % 4:
-        flat = np.concatenate([flat, np.zeros((len(flat), 4 - n_pixels % 4), np.uint8)], axis=1)
-    return data.pack_u8(flat)
+    if images.dtype == np.uint8 and images.reshape(len(images), -1).shape[1] != n_pixels:
+        raise ValueError(f"images have {images.reshape(len(images), -1).shape[1]} pixels each, but W1 has "
+                         f"{n_pixels} rows: pass images of the size the net was built for")
+    words = data.pack_images(images, n_pixels)
+    if words.shape[1] != -(-n_pixels // 4):
+        raise ValueError(f"packed images have {words.shape[1]} words a row; W1's {n_pixels} rows need "
+                         f"{-(-n_pixels // 4)}")
+    return words
+
+
+def check_labels(labels, n_images: int, n_classes: int) -> np.ndarray:
+    """The labels as int64 after checking them: integers, one per image, each in 0..n_classes-1 (a label
+    outside would make the shaders read past the logits and train on garbage without an error)."""
+    if labels is None:
+        raise ValueError(f"training needs one label per image: got {n_images} images and no labels")
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or len(labels) != n_images:
+        raise ValueError(f"training needs one label per image: got {n_images} images and labels of shape "
+                         f"{labels.shape}")
+    if labels.size and not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be integers (class numbers 0..{n_classes - 1}), got {labels.dtype}")
+    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+        raise ValueError(f"labels must lie in 0..{n_classes - 1} (the net has {n_classes} outputs); "
+                         f"got {labels.min()}..{labels.max()}")
+    return labels.astype(np.int64)
+
+
+EMPTY_SHADER = "#version 430\nlayout(local_size_x = 64) in;\nvoid main() {}\n"  # a dispatch doing nothing
+
+
+def measure_step(ctx, stages, issue_step, *, barrier_bits: int, repeat: int = 30, clock=None,
+                 warmup: float | None = None, read=None, upload=None) -> dict:
+    """One step's profile, measured the same way for both trainers (GPUTrainer and FusedMLP.profile_step).
+
+    stages: [(name, run, groups)], the step's dispatches in order, their uniforms set for a full batch;
+    issue_step(): queue one whole step; read(): one readback; upload(): one epoch's order write.
+    Seconds, by clock.source (GPU timer queries; on a software renderer the wall clock around ctx.finish()):
+      kernel[name]  one dispatch + its barrier, in a stream of `repeat` back-to-back copies (what it adds to
+                    a step while the GPU is kept busy)
+      empty         the same for a dispatch that does nothing: the fixed cost of a dispatch + barrier
+    and by the wall clock: step (one step in a stream of `repeat`, finish at the end), issue (Python's time
+    to queue one step), readback, order_upload. overhead = step - sum of kernels.
+    warmup: seconds of steps run first, untimed, so a GPU that sat idle is back at its working clocks
+    (default 0.2 s on a GPU, none on a software renderer).
+    """
+    clock = clock or timing.Clock(ctx)
+    barrier = ctx.memory_barrier
+    if warmup is None:
+        warmup = 0.0 if gl.is_software(ctx) else 0.2
+    until = time.perf_counter() + warmup
+    while time.perf_counter() < until:
+        for _ in range(20):
+            issue_step()
+        ctx.finish()
+
+    def per_dispatch(run, groups) -> float:
+        def issue():
+            for _ in range(repeat):
+                run(*groups)
+                barrier(barrier_bits)
+        run(*groups)  # warm-up
+        return statistics.median(clock.kernel(issue) for _ in range(3)) / repeat
+
+    kernel = {name: per_dispatch(run, groups) for name, run, groups in stages}
+    empty_program = ctx.compute_shader(EMPTY_SHADER)
+    empty = per_dispatch(empty_program.run, (1, 1, 1))
+    empty_program.release()
+
+    def steps():
+        for _ in range(repeat):
+            issue_step()
+
+    steps()
+    step_wall = statistics.median(clock.wall(steps) for _ in range(3)) / repeat
+    ctx.finish()
+    t0 = time.perf_counter()
+    steps()
+    issue = (time.perf_counter() - t0) / repeat
+    ctx.finish()
+    readback = statistics.median(clock.wall(read) for _ in range(5)) if read is not None else 0.0
+    order_upload = statistics.median(clock.wall(upload) for _ in range(5)) if upload is not None else 0.0
+    total = sum(kernel.values())
+    return {"kernel": kernel, "kernel_total": total, "empty": empty, "step": step_wall, "issue": issue,
+            "overhead": max(step_wall - total, 0.0), "readback": readback, "order_upload": order_upload,
+            "clock": clock.source}
+
+
+def split_epoch(profile: dict, steps: int, epoch_seconds: float, readbacks: int) -> dict:
+    """One epoch in seconds, from measure_step()'s profile: upload (the order), kernel (each kernel's work
+    beyond an empty dispatch's cost, every step), readback, and dispatch: the rest of the wall clock (the
+    fixed cost of each dispatch and barrier, the GPU waiting for Python). The same split for both trainers."""
+    kernel = sum(max(t - profile["empty"], 0.0) for t in profile["kernel"].values()) * steps
+    readback = profile["readback"] * readbacks
+    upload = profile["order_upload"]
+    return {"upload": upload, "kernel": kernel, "readback": readback,
+            "dispatch": max(epoch_seconds - kernel - readback - upload, 0.0)}
 
 
 def save_params(path, params: dict) -> Path:
@@ -127,11 +237,11 @@ class GPUTrainer:
                  lr: float = 0.3, seed: int = 0, defines: dict | None = None, eval_batch: int = 10_000):
         import moderngl
 
-        self.ctx, self.lr, self.seed = ctx, float(lr), int(seed)
+        self.ctx, self._lr, self.seed = ctx, float(lr), int(seed)
         self.batch_size, self.eval_batch = int(batch_size), int(eval_batch)
         shapes = {name: np.shape(params[name]) for name in PARAM_NAMES}
         (self.K, self.H), self.C = shapes["W1"], shapes["W2"][1]
-        expected = {"W1": (self.K, self.H), "b1": (self.H,), "W2": (self.H, self.C), "b2": (self.C,)}
+        expected = param_shapes(self.K, self.H, self.C)
         if shapes != expected:
             raise ValueError(f"parameter shapes {shapes} do not form a K-H-C MLP; expected {expected}")
         self.words = -(-self.K // 4)
@@ -162,7 +272,7 @@ class GPUTrainer:
         self.upload_seconds = 0.0
         if images is not None:
             self._set_training_data(images, labels)
-        self.counts = {"steps": 0, "dispatches": 0, "barriers": 0, "readbacks": 0}
+        self._counts = {"steps": 0, "readbacks": 0}
         self._set_constant_uniforms()
         self.rebuild_plan()
         self.epoch = None
@@ -172,12 +282,7 @@ class GPUTrainer:
     # ---------------------------------------------------------------------------------------------
 
     def _set_training_data(self, images, labels) -> None:
-        if labels is None or len(labels) != len(images):
-            raise ValueError("training needs one label per image")
-        labels = np.asarray(labels)
-        if labels.min() < 0 or labels.max() >= self.C:
-            raise ValueError(f"labels must lie in 0..{self.C - 1} (W2 has {self.C} columns); "
-                             f"got {labels.min()}..{labels.max()}")
+        labels = check_labels(labels, len(images), self.C)
         self.ctx.finish()
         start = time.perf_counter()
         self.images = gl.upload(self.ctx, pack_images(images, self.K), "images (uint8 packed)")
@@ -197,10 +302,32 @@ class GPUTrainer:
         k["xent"].set(C=self.C)
         k["backward2"].set(K=self.H, N=self.C)
         k["backward1"].set(K=self.K, N=self.H)
-        k["sgd"].set(n=self.n_params, lr=self.lr)
+        k["sgd"].set(n=self.n_params, lr=self._lr)
+
+    @property
+    def lr(self) -> float:
+        """The SGD learning rate; setting it takes effect from the next step (a schedule sets it between epochs)."""
+        return self._lr
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        self._lr = float(value)
+        self.kernels["sgd"].set(lr=self._lr)
+
+    @property
+    def counts(self) -> dict:
+        """Steps and readbacks issued since construction (or reset_counts()); dispatches and barriers follow
+        from the steps (each step issues the same dispatches_per_step / barriers_per_step)."""
+        steps = self._counts["steps"]
+        return {"steps": steps, "dispatches": steps * self.dispatches_per_step,
+                "barriers": steps * self.barriers_per_step, "readbacks": self._counts["readbacks"]}
+
+    def reset_counts(self) -> None:
+        self._counts = {"steps": 0, "readbacks": 0}
 
     def _define(self, role: str, name: str) -> int:
-        return define_value(self.kernels[role].source, name)
+        kernel = self.kernels[role]
+        return define_value(kernel.source, name, kernel.name)
 
     def groups(self, B: int) -> dict:
         """Work groups of each dispatch for a batch of B samples, from each shader's banner formula."""
@@ -285,8 +412,7 @@ class GPUTrainer:
 
     def _read_flat(self, buffer) -> dict:
         flat = np.frombuffer(buffer.read(), dtype=np.float32)
-        shapes = {"W1": (self.K, self.H), "b1": (self.H,), "W2": (self.H, self.C), "b2": (self.C,)}
-        return {name: flat[off:off + size].reshape(shapes[name]).copy() for name, (off, size) in self.layout.items()}
+        return unflatten(flat, self.layout, param_shapes(self.K, self.H, self.C))
 
     def parameters(self) -> dict:
         """W1, b1, W2, b2 read back from the GPU (copies)."""
@@ -298,17 +424,10 @@ class GPUTrainer:
         self.ctx.memory_barrier(self._read_barrier)
         return self._read_flat(self.grads_buffer)
 
-    def gradient_views(self) -> dict:
-        """{name: (offset in floats, size)} of each parameter in the flat params and grads buffers."""
-        return dict(self.layout)
-
     def set_parameters(self, params: dict) -> None:
-        flat = np.zeros(self.n_params, np.float32)
-        for name, (off, size) in self.layout.items():
-            value = np.asarray(params[name])
-            if value.size != size:
-                raise ValueError(f"{name} has {value.size} values; this trainer's {name} has {size}")
-            flat[off:off + size] = value.astype(np.float32).reshape(-1)
+        """Write W1, b1, W2, b2 into the GPU's parameter buffer (after any shader writes to it finished)."""
+        flat = flatten(params, self.layout, self.n_params)
+        self.ctx.memory_barrier(self._read_barrier)  # SGD's writes -> this CPU-side write
         self.params_buffer.write(flat)
 
     def save(self, path) -> Path:
@@ -382,15 +501,13 @@ class GPUTrainer:
         self.ctx.memory_barrier(self._read_barrier)
 
     def _count(self, steps: int) -> None:
-        self.counts["steps"] += steps
-        self.counts["dispatches"] += steps * self.dispatches_per_step
-        self.counts["barriers"] += steps * self.barriers_per_step
+        self._counts["steps"] += steps
 
     def read_stats(self, first: int, last: int) -> np.ndarray:
         """(loss sum, correct count) of steps first .. last-1 of the current epoch: (last - first, 2)."""
         self.ctx.memory_barrier(self._read_barrier)
         raw = self.stats.buffer.read(size=(last - first) * 8, offset=first * 8)
-        self.counts["readbacks"] += 1
+        self._counts["readbacks"] += 1
         return np.frombuffer(raw, dtype=np.float32).reshape(-1, 2)
 
     def _batch_sizes(self, first: int, last: int) -> np.ndarray:
@@ -440,6 +557,7 @@ class GPUTrainer:
         self._need_data()
         history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": [], "display_seconds": []}
         test_set = self.eval_set(test[0]) if test is not None else None
+        own_test_set = test_set is not None and test_set is not test[0]  # uploaded here: released at the end
         bar = tqdm(total=epochs * self.steps_per_epoch, disable=not progress, unit="step",
                    desc=f"GPU training, {epochs} epochs")
         for epoch in range(first_epoch, first_epoch + epochs):
@@ -469,6 +587,8 @@ class GPUTrainer:
                 plot.update(epoch + 1, train_acc=history["train_acc"][-1] if eval_train else None,
                             test_acc=history["test_acc"][-1] if test_set is not None else None)
         bar.close()
+        if own_test_set:
+            test_set.release()
         return history
 
     # ---------------------------------------------------------------------------------------------
@@ -482,6 +602,8 @@ class GPUTrainer:
     def _eval_buffers(self, n: int):
         if self._eval is None or self._eval[0].size < n:
             size = max(n, self.n)
+            for array in self._eval or ():
+                array.release()
             identity = gl.upload(self.ctx, np.arange(size, dtype=np.uint32), "identity order")
             eb = self.eval_batch
             self._eval = (identity, gl.empty(self.ctx, (eb, self.H), name="A1 (eval)"),
@@ -490,12 +612,15 @@ class GPUTrainer:
 
     def logits(self, images=None) -> np.ndarray:
         """Logits (n, C) computed on the GPU: images uint8 array, an EvalSet, or None for the training set."""
+        own = None
         if images is None:
             self._need_data()
             buffer, n = self.images, self.n
         else:
             evalset = self.eval_set(images)
             buffer, n = evalset.images, evalset.n
+            if evalset is not images:  # uploaded for this call only
+                own = evalset
         identity, A1, logits = self._eval_buffers(n)
         b, f1, f2 = BINDINGS, self.kernels["forward1"], self.kernels["forward2"]
         buffer.buffer.bind_to_storage_buffer(b["images"])
@@ -518,6 +643,8 @@ class GPUTrainer:
             self.ctx.memory_barrier(self._read_barrier)
             out[start:start + B] = np.frombuffer(logits.buffer.read(size=B * self.C * 4),
                                                  np.float32).reshape(B, self.C)
+        if own is not None:
+            own.release()
         self._B = None  # the B uniforms now hold the eval batch: the next step sets them again
         if self.epoch is not None and self.n:
             self.bind()
@@ -538,22 +665,10 @@ class GPUTrainer:
 
     def profile_step(self, repeat: int = 30, readback_every: int = 50, clock=None,
                      warmup: float | None = None) -> dict:
-        """Time one full-size step piece by piece; the parameters are restored afterwards.
-
-        Seconds, by clock.source (GPU timer queries; on a software renderer the wall clock around
-        ctx.finish()):
-          kernel[shader]  one dispatch + its barrier, in a stream of `repeat` back-to-back copies (what it
-                          adds to a step while the GPU is kept busy)
-          empty           the same for a dispatch that does nothing: the fixed cost of a dispatch + barrier
-        and by the wall clock: step (one step in a stream of `repeat`, finish at the end), issue (Python's
-        time to queue one step), readback (the stats of `readback_every` steps) and order_upload (one
-        epoch's order write). overhead = step - sum of kernels: time the GPU waits on the CPU.
-        warmup: seconds of steps run first, untimed, so a GPU that sat idle is back at its working clocks
-        (default 0.2 s on a GPU, none on a software renderer). A GPU left idle for a second or two (say,
-        while a plot redraws) runs these small kernels several times slower until it clocks up again.
-        """
+        """Time one full-size step piece by piece (measure_step, the same measurement FusedMLP makes);
+        the parameters are restored afterwards. Adds readback_steps (the stats of `readback_every` steps
+        read), dispatches_per_step, barriers_per_step and batch to measure_step's keys."""
         self._need_data()
-        clock = clock or timing.Clock(self.ctx)
         saved = self.parameters()
         self.begin_epoch(0)
         start, B = 0, min(self.batch_size, self.n)
@@ -561,65 +676,20 @@ class GPUTrainer:
         for uniform in self._u_start:
             uniform.value = start
         self._u_slot.value = 0
-        barrier, bits = self.ctx.memory_barrier, self._storage_barrier
-        if warmup is None:
-            warmup = 0.0 if gl.is_software(self.ctx) else 0.2
-        until = time.perf_counter() + warmup
-        while time.perf_counter() < until:
-            for _ in range(20):
-                self.issue_step(start, B, 0)
-            self.ctx.finish()
-
-        def stream(run, groups):
-            def issue():
-                for _ in range(repeat):
-                    run(*groups)
-                    barrier(bits)
-            return issue
-
-        def per_dispatch(run, groups) -> float:
-            run(*groups)  # warm-up
-            return statistics.median(clock.kernel(stream(run, groups)) for _ in range(3)) / repeat
-
-        kernel = {name: per_dispatch(run, groups) for (_, name), (run, groups) in zip(STEP, self.plan)}
-        sgd = self.kernels["sgd"]
-        sgd.set(n=0)  # every thread returns at once: an empty dispatch
-        empty = per_dispatch(sgd.program.run, (1, 1, 1))
-        sgd.set(n=self.n_params)
-
-        def steps():
-            for _ in range(repeat):
-                self.issue_step(start, B, 0)
-
-        steps()
-        step_wall = statistics.median(clock.wall(steps) for _ in range(3)) / repeat
-        self.ctx.finish()
-        t0 = time.perf_counter()
-        steps()
-        issue = (time.perf_counter() - t0) / repeat
-        self.ctx.finish()
+        stages = [(name, run, groups) for (_, name), (run, groups) in zip(STEP, self.plan)]
         reads = min(readback_every, self.steps_per_epoch)
-        readback = statistics.median(clock.wall(lambda: self.read_stats(0, reads)) for _ in range(5))
         order = reference.epoch_order(self.n, 0, self.seed)
-        upload = statistics.median(clock.wall(lambda: self.order.write(order)) for _ in range(5))
+        profile = measure_step(self.ctx, stages, lambda: self.issue_step(start, B, 0),
+                               barrier_bits=self._storage_barrier, repeat=repeat, clock=clock, warmup=warmup,
+                               read=lambda: self.read_stats(0, reads), upload=lambda: self.order.write(order))
         self.set_parameters(saved)
-        total = sum(kernel.values())
-        return {"kernel": kernel, "kernel_total": total, "empty": empty, "step": step_wall, "issue": issue,
-                "overhead": max(step_wall - total, 0.0), "readback": readback, "readback_steps": reads,
-                "order_upload": upload, "dispatches_per_step": self.dispatches_per_step,
-                "barriers_per_step": self.barriers_per_step, "clock": clock.source, "batch": B}
+        return {**profile, "readback_steps": reads, "dispatches_per_step": self.dispatches_per_step,
+                "barriers_per_step": self.barriers_per_step, "batch": B}
 
     def epoch_phases(self, profile: dict, epoch_seconds: float, readback_every: int = 50) -> dict:
-        """One epoch in seconds, from profile_step(): upload (the order), kernel (the six kernels' work
-        beyond an empty dispatch's cost, every step), readback, and dispatch: the rest of the wall clock
-        (the fixed cost of each dispatch and barrier, the GPU waiting for Python)."""
+        """One epoch split by split_epoch (upload, kernel, readback, dispatch), as FusedMLP.epoch_phases."""
         steps = self.steps_per_epoch
-        work = sum(max(t - profile["empty"], 0.0) for t in profile["kernel"].values())
-        kernel = work * steps
-        readback = profile["readback"] * math.ceil(steps / readback_every)
-        upload = profile["order_upload"]
-        return {"upload": upload, "kernel": kernel, "readback": readback,
-                "dispatch": max(epoch_seconds - kernel - readback - upload, 0.0)}
+        return split_epoch(profile, steps, epoch_seconds, math.ceil(steps / readback_every))
 
 
 class EvalSet:

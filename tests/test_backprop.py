@@ -38,6 +38,10 @@ def check(name, got, ref):
 
 
 BATCHES = [1, 37]
+# batches larger than one work group's threads (softmax_xent: LOCAL rows) / one chunk (gather_backward: LX*BS)
+XENT_LOCAL = define_value(gl.shader_source("softmax_xent_1_rowwise.comp"), "LOCAL", "softmax_xent_1_rowwise.comp")
+_gather = gl.shader_source("gather_backward_1_u8.comp")
+GATHER_CHUNK = define_value(_gather, "LX", "gather_backward_1_u8.comp") * define_value(_gather, "BS", "gather_backward_1_u8.comp")
 INPUTS = [70, 784]
 
 
@@ -82,7 +86,7 @@ def run_xent(ctx, logits, labels, order, start, slot=3):
     return {name: array.read() for name, array in outputs.items()}
 
 
-@pytest.mark.parametrize("B", [1, 37, 300])  # 300: more rows than the work group's 256 threads
+@pytest.mark.parametrize("B", [1, 37, 2 * XENT_LOCAL + 44])  # more rows than the work group's LOCAL threads
 def test_softmax_xent_matches_reference(ctx, rng, B):
     C = 13
     logits = (rng.standard_normal((B, C)) * 4).astype(np.float32)
@@ -126,7 +130,7 @@ def test_dense_backward_matches_reference(ctx, rng, B, mask):
     check("dZ" if mask else "dA", out["dZ"].read(), p["dZ1"] if mask else p["dlogits"] @ p["params"]["W2"].T)
 
 
-@pytest.mark.parametrize("B", BATCHES + [300])  # 300: more samples than one chunk of 256
+@pytest.mark.parametrize("B", BATCHES + [GATHER_CHUNK + 44])  # more samples than one chunk of LX*BS
 @pytest.mark.parametrize("K", INPUTS)
 def test_gather_backward_matches_reference(ctx, rng, B, K):
     H, C = 130, 13
@@ -142,7 +146,7 @@ def test_gather_backward_matches_reference(ctx, rng, B, K):
 
 
 def test_sgd_update_matches_reference(ctx, rng):
-    n = 1001  # not a multiple of the 256-thread work group
+    n = 1001  # not a multiple of the work group's LOCAL threads (256)
     params = rng.standard_normal(n).astype(np.float32)
     grads = rng.standard_normal(n).astype(np.float32)
     P = gl.upload(ctx, params, "params")

@@ -44,8 +44,10 @@ def test_forward_xent_matches_reference(ctx, batch_size, step, hidden):
     ref = fused_mlp.reference_outputs(params, X[idx], labels[idx])
     for name in ("A1", "dZ1", "dlogits", "losses"):
         assert check.compare(name, got[name], ref[name], RTOL)
-    A1, losses = trainer.download(6).reshape(batch_size, -1), trainer.download(9)
-    assert np.isnan(A1[count:]).all(), "fused_1 wrote rows past the batch"
+    for name, binding in (("A1", 6), ("dZ1", 7), ("dlogits", 8)):
+        rows = trainer.download(binding).reshape(batch_size, -1)
+        assert np.isnan(rows[count:]).all(), f"fused_1 wrote {name} rows past the batch"
+    losses = trainer.download(9)
     assert np.isnan(losses[:start]).all() and np.isnan(losses[start + count:]).all()
 
 
@@ -68,7 +70,7 @@ def test_backward_gradients_match_reference(ctx, batch_size):
     trainer.write_params({k: np.zeros_like(v) for k, v in params.items()})
     trainer.lr = -1.0
     trainer.backward.set(step=0)
-    trainer.backward.program.run(trainer._backward_groups)
+    trainer.backward.program.run(*trainer.groups(0)[1])
     got = trainer.read_params()
     for name in ("W1", "b1", "W2", "b2"):
         assert check.compare(f"d{name}", got[name], grads[name], RTOL)
@@ -102,25 +104,53 @@ def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden):
         ref_state = optimizer.v if key == "v" else optimizer.m
         for name in ref:
             assert check.compare(f"{key}[{name}]", state[name], ref_state[name], RTOL)
-    assert trainer.counts["dispatches"] == 2 * trainer.counts["steps"] == 2 * 2 * steps
+    assert trainer.counts["steps"] == 2 * steps
+
+
+def test_step_issues_two_dispatches_and_two_barriers(ctx, monkeypatch):
+    """Count the real calls: program.run of both shaders and ctx.memory_barrier, over one epoch."""
+    trainer, _ = make_trainer(ctx)
+    trainer.start_epoch(0)
+    calls = {"run": 0, "barrier": 0}
+
+    def counting(name, fn):
+        def wrapped(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapped
+
+    for program in (trainer.forward.program, trainer.backward.program):
+        monkeypatch.setattr(program, "run", counting("run", program.run))
+    monkeypatch.setattr(ctx, "memory_barrier", counting("barrier", ctx.memory_barrier))
+    for s in range(trainer.steps_per_epoch):
+        trainer.step(s)
+    steps = trainer.steps_per_epoch
+    assert calls == {"run": fused_mlp.DISPATCHES_PER_STEP * steps, "barrier": fused_mlp.BARRIERS_PER_STEP * steps}
+    assert trainer.counts["dispatches"] == calls["run"] and trainer.counts["barriers"] == calls["barrier"]
+    trainer.release()
+
+
+def test_profile_measures_like_the_unfused_trainer(ctx):
+    """Both trainers' profiles come from gpu_mlp.measure_step: same keys, empty-dispatch cost included,
+    and the fused trainer's parameters are restored."""
+    trainer, params = make_trainer(ctx)
+    profile = trainer.profile_step(repeat=2)
+    assert list(profile["kernel"]) == [fused_mlp.FORWARD, fused_mlp.BACKWARD]
+    assert {"empty", "step", "issue", "readback", "order_upload", "clock"} <= set(profile)
+    got = trainer.read_params()
+    assert all(np.array_equal(got[k], params[k]) for k in params), "profile_step changed the parameters"
+    phases = trainer.epoch_phases(profile, epoch_seconds=10.0)
+    work = sum(max(t - profile["empty"], 0.0) for t in profile["kernel"].values()) * trainer.steps_per_epoch
+    assert phases["kernel"] == pytest.approx(work)
+    trainer.release()
 
 
 @pytest.mark.parametrize("make_optimizer", [lambda: reference.Momentum(0.05, 0.9),
                                             lambda: reference.Adam(1e-2, 0.8, 0.99, 1e-6)], ids=["momentum", "adam"])
 def test_optimizer_shaders_match_reference(ctx, make_optimizer, rng):
-    """momentum_1_update / adam_1_update on 1037 parameters (not a multiple of 256), three steps."""
-    n = 1037
-    p = rng.standard_normal(n).astype(np.float32)
-    ref_params, optimizer, gpu_opt = {"p": p.copy()}, make_optimizer(), make_optimizer()
-    state = None
-    for t in range(1, 4):
-        g = rng.standard_normal(n).astype(np.float32)
-        optimizer.step(ref_params, {"p": g})
-        p, state = fused_mlp.gpu_update(ctx, gpu_opt, p, g, state, t=t)
-        assert check.compare(f"params t={t}", p, ref_params["p"], RTOL)
-    if "m" in state:
-        assert check.compare("m", state["m"], optimizer.m["p"], RTOL)
-    assert check.compare("v", state["v"], optimizer.v["p"], RTOL)
+    """momentum_1_update / adam_1_update on 1037 parameters (not a multiple of 256), three steps
+    (fused_mlp.check_optimizer, which notebook 05 calls too)."""
+    assert fused_mlp.check_optimizer(ctx, make_optimizer(), n=1037, steps=3)
 
 
 def test_predict_matches_reference(ctx):
@@ -170,8 +200,19 @@ def test_clear_errors(ctx):
     params = reference.init_params(784, H, 10, seed=1)
     with pytest.raises(TypeError, match="uint8 images"):
         fused_mlp.FusedMLP(ctx, params, X, labels)
-    with pytest.raises(ValueError, match="do not fit"):
+    with pytest.raises(ValueError, match=f"{N} images and labels of shape"):
         fused_mlp.FusedMLP(ctx, params, images, labels[:-1])
+    for bad, match in ((10, r"0\.\.9"), (-1, r"0\.\.9")):
+        wrong = labels.astype(np.int64)
+        wrong[3] = bad
+        with pytest.raises(ValueError, match=match):
+            fused_mlp.FusedMLP(ctx, params, images, wrong)
+    with pytest.raises(TypeError, match="integers"):
+        fused_mlp.FusedMLP(ctx, params, images, labels.astype(np.float32))
+    trainer, _ = make_trainer(ctx, images=images, labels=labels)
+    with pytest.raises(KeyError, match="add_eval_set"):
+        trainer.accuracy("test")
+    trainer.release()
 
 
 def test_flatten_roundtrip():
