@@ -29,21 +29,28 @@ def sizes(quick: bool) -> tuple[int, int]:
     return (4096, 2) if quick else (60_000, 5)
 
 
+def time_epochs(run_epoch, finish, epochs: int, warmup: int = 1) -> list[float]:
+    """Wall-clock seconds of `epochs` calls run_epoch(e) after `warmup` untimed ones; finish() around each.
+    Every epoch timing of the training benchmarks (GLSL, fused, PyTorch) goes through here."""
+    times = []
+    for e in range(warmup + epochs):
+        finish()
+        start = time.perf_counter()
+        run_epoch(e)
+        finish()
+        if e >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
 def gpu_epochs(trainer: GPUTrainer, epochs: int, readback_every: int = 50) -> list[float]:
     """Wall-clock seconds of `epochs` epochs after one untimed warm-up epoch."""
-    times = []
-    for epoch in range(epochs + 1):
-        trainer.ctx.finish()
-        start = time.perf_counter()
-        trainer.train_epoch(epoch, readback_every)
-        trainer.ctx.finish()
-        times.append(time.perf_counter() - start)
-    return times[1:]
+    return time_epochs(lambda e: trainer.train_epoch(e, readback_every), trainer.ctx.finish, epochs)
 
 
 def torch_epochs(images, labels, params: dict, epochs: int):
-    """PyTorch eager on CUDA, float32, TF32 off: seconds of `epochs` epochs after one warm-up, and the
-    device name; (None, reason) without torch or CUDA."""
+    """PyTorch eager on CUDA, float32, TF32 off (restored after): seconds of `epochs` epochs after one
+    warm-up, and the device name; (None, reason) without torch or CUDA."""
     try:
         import torch
         import torch.nn.functional as F
@@ -59,11 +66,10 @@ def torch_epochs(images, labels, params: dict, epochs: int):
         y = torch.from_numpy(np.asarray(labels, np.int64)).to(device)
         weights = [torch.tensor(params[name], device=device, requires_grad=True) for name in PARAM_NAMES]
         optimizer = torch.optim.SGD(weights, lr=LR)
-        n, times = len(X), []
-        for epoch in range(epochs + 1):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            order = torch.from_numpy(reference.epoch_order(n, epoch, SEED).astype(np.int64)).to(device)
+        n = len(X)
+
+        def epoch(e):
+            order = torch.from_numpy(reference.epoch_order(n, e, SEED).astype(np.int64)).to(device)
             for i in range(0, n, BATCH):
                 batch = order[i:i + BATCH]
                 W1, b1, W2, b2 = weights
@@ -72,9 +78,8 @@ def torch_epochs(images, labels, params: dict, epochs: int):
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
-            torch.cuda.synchronize()
-            times.append(time.perf_counter() - start)
-        return times[1:], torch.cuda.get_device_name()
+
+        return time_epochs(epoch, torch.cuda.synchronize, epochs), torch.cuda.get_device_name()
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
@@ -132,6 +137,7 @@ def run(ctx, quick: bool) -> list[dict]:
     print(f"  {'readback of 50 steps of stats':32s} {profile['readback'] * 1e6:8.1f} µs   "
           f"order upload {profile['order_upload'] * 1e6:.1f} µs per epoch")
     rows.append({"name": "GLSL step taken apart", **{k: v for k, v in profile.items()}})
+    trainer.release()
     return rows
 
 
@@ -165,37 +171,37 @@ def tune(ctx, quick: bool, repeat: int = 20) -> dict:
     for role, candidates in CANDIDATES.items():
         if quick:
             candidates = candidates[:3]
-        results = []
+        name, results = names[role], []
         for defines in candidates:
-            name = names[role]
-            merged = {**trainer.defines.get(name, {}), **defines}
             try:
-                trainer.kernels[role] = gl.Kernel(ctx, name, merged)
+                kernel = gl.Kernel(ctx, name, {**trainer.defines.get(name, {}), **defines})
             except gl.ShaderError as exc:
                 print(f"  {name} {defines}: does not compile ({str(exc).splitlines()[-1].strip()})")
                 continue
+            trainer.kernels.pop(role).program.release()  # the replaced program
+            trainer.kernels[role] = kernel
             trainer._set_constant_uniforms()
             trainer.rebuild_plan()
             profile = trainer.profile_step(repeat=repeat)
             results.append((profile["kernel"][name], defines))
         results.sort(key=lambda item: item[0])
-        print(f"{names[role]} ({clock.source}):  " + "  ".join(
+        print(f"{name} ({clock.source}):  " + "  ".join(
             f"{' '.join(f'{k}={v}' for k, v in d.items())}: {t * 1e6:.1f}µs" for t, d in results[:6]))
-        best[names[role]] = results[0][1]
-        trainer.kernels[role] = gl.Kernel(ctx, names[role], {**trainer.defines.get(names[role], {}), **results[0][1]})
+        best[name] = results[0][1]
+        trainer.kernels.pop(role).program.release()
+        trainer.kernels[role] = gl.Kernel(ctx, name, {**trainer.defines.get(name, {}), **results[0][1]})
         trainer._set_constant_uniforms()
         trainer.rebuild_plan()
+    trainer.release()
     print("best:", best)
-    tuned = GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n], batch_size=BATCH, lr=LR,
-                       seed=SEED, defines=best)
-    for label, t in (("defaults", trainer), ("tuned", tuned)):
-        if label == "defaults":
-            t = GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n], batch_size=BATCH,
-                           lr=LR, seed=SEED)
+    for label, defines in (("defaults", None), ("tuned", best)):
+        t = GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n], batch_size=BATCH, lr=LR,
+                       seed=SEED, defines=defines)
         times = gpu_epochs(t, 3)
         profile = t.profile_step(repeat=repeat)
         print(f"{label}: epoch {statistics.median(times) * 1e3:.1f} ms, step {profile['step'] * 1e6:.1f} µs, "
               f"kernels {profile['kernel_total'] * 1e6:.1f} µs, issue {profile['issue'] * 1e6:.1f} µs")
+        t.release()
     return best
 
 
