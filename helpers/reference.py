@@ -168,23 +168,25 @@ def train(params: dict, X: np.ndarray, y: np.ndarray, *, epochs: int, batch_size
     history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": []}
     for epoch in range(epochs):
         order = epoch_order(n, epoch, seed)
-        steps = range(0, n, batch_size)
-        bar = tqdm(steps, desc=f"epoch {epoch + 1}/{epochs}", disable=not progress, leave=True)
+        bar = tqdm(total=-(-n // batch_size), desc=f"epoch {epoch + 1}/{epochs}", disable=not progress, leave=True)
         start, total = time.perf_counter(), 0.0
-        for step, i in enumerate(bar):
+        for step, i in enumerate(range(0, n, batch_size)):
             batch = order[i:i + batch_size]
             with np.errstate(over="ignore", invalid="ignore"):  # a diverging run ends below, with a message
                 loss, grads = loss_and_grads(params, X[batch], y[batch])
             if not np.isfinite(loss):
+                bar.close()
                 raise TrainingDiverged(diverged_message(epoch, step, getattr(optimizer, "lr", lr), loss))
             optimizer.step(params, grads)
             total += float(loss) * len(batch)
+            bar.update(1)
         history["seconds"].append(time.perf_counter() - start)
         history["loss"].append(total / n)
         history["train_acc"].append(accuracy(params, X, y))
         if X_test is not None:
             history["test_acc"].append(accuracy(params, X_test, y_test))
         bar.set_postfix(loss=f"{total / n:.4f}")
+        bar.close()
     return history
 
 
