@@ -32,7 +32,6 @@ fused trainer of notebook 05 (helpers/fused_mlp.py) uses too, so the two trainer
 from __future__ import annotations
 
 import math
-import re
 import statistics
 import time
 from pathlib import Path
@@ -64,11 +63,11 @@ ALIGN_FLOATS = 64  # 256 bytes: a storage-buffer range must start at a multiple 
 
 
 def define_value(source: str, name: str, shader: str = "shader") -> int:
-    """The integer value of `#define name value` in a shader source (after helpers.gl's rewriting)."""
-    match = re.search(rf"^[ \t]*#define[ \t]+{name}[ \t]+(\d+)", source, re.MULTILINE)
-    if not match:
-        raise gl.ShaderError(f"{shader} has no integer `#define {name}`: add one to the file (or its defines)")
-    return int(match.group(1))
+    """The integer value of `#define name value` in a shader source (gl.define), the shader named in errors."""
+    try:
+        return int(gl.define(source, name))
+    except gl.ShaderError as exc:
+        raise gl.ShaderError(f"{shader}: {exc}") from None
 
 
 def param_shapes(K: int, H: int, C: int) -> dict:
