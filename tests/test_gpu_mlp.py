@@ -157,6 +157,10 @@ def test_wrong_inputs_are_explained(ctx, rng):
         GPUTrainer(ctx, params, data.normalise(images), labels)
     with pytest.raises(ValueError, match=r"labels must lie in 0\.\.12"):
         GPUTrainer(ctx, params, images, labels + 13)
+    with pytest.raises(ValueError, match=r"got 100 images and labels of shape \(99,\)"):
+        GPUTrainer(ctx, params, images, labels[:-1])
+    with pytest.raises(ValueError, match=r"images have 69 pixels each, but W1 has 70 rows"):
+        GPUTrainer(ctx, params, images[:, :-1], labels)
     with pytest.raises(RuntimeError, match="no training images"):
         GPUTrainer(ctx, params).train(1, progress=False)
 
