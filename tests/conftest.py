@@ -37,6 +37,25 @@ def no_gl_error(request):
 
 
 @pytest.fixture
+def count_calls(monkeypatch):
+    """count_calls(obj, "run", "dispatch") wraps obj.run so that each call adds 1 to count_calls.calls["dispatch"]."""
+    calls = {}
+
+    def wrap(obj, attr: str, key: str) -> None:
+        original = getattr(obj, attr)
+        calls.setdefault(key, 0)
+
+        def counted(*args, **kwargs):
+            calls[key] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(obj, attr, counted)
+
+    wrap.calls = calls
+    return wrap
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(1234)
 

@@ -107,21 +107,14 @@ def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden):
     assert trainer.counts["steps"] == 2 * steps
 
 
-def test_step_issues_two_dispatches_and_two_barriers(ctx, monkeypatch):
+def test_step_issues_two_dispatches_and_two_barriers(ctx, count_calls):
     """Count the real calls: program.run of both shaders and ctx.memory_barrier, over one epoch."""
     trainer, _ = make_trainer(ctx)
     trainer.start_epoch(0)
-    calls = {"run": 0, "barrier": 0}
-
-    def counting(name, fn):
-        def wrapped(*args, **kwargs):
-            calls[name] += 1
-            return fn(*args, **kwargs)
-        return wrapped
-
     for program in (trainer.forward.program, trainer.backward.program):
-        monkeypatch.setattr(program, "run", counting("run", program.run))
-    monkeypatch.setattr(ctx, "memory_barrier", counting("barrier", ctx.memory_barrier))
+        count_calls(program, "run", "run")
+    count_calls(ctx, "memory_barrier", "barrier")
+    calls = count_calls.calls
     for s in range(trainer.steps_per_epoch):
         trainer.step(s)
     steps = trainer.steps_per_epoch

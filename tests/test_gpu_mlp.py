@@ -58,23 +58,16 @@ def test_two_epochs_equal_reference_train(ctx, rng):
     assert trainer.counts["steps"] == 6
 
 
-def test_step_issues_its_dispatches_and_barriers(ctx, rng, monkeypatch):
+def test_step_issues_its_dispatches_and_barriers(ctx, rng, count_calls):
     """Count the real calls (every program's run, ctx.memory_barrier) over one epoch of train_epoch."""
     images, labels, params = toy(rng)
     trainer = GPUTrainer(ctx, params, images, labels, batch_size=37, lr=0.3)
-    calls = {"run": 0, "barrier": 0}
-
-    def counting(name, fn):
-        def wrapped(*args, **kwargs):
-            calls[name] += 1
-            return fn(*args, **kwargs)
-        return wrapped
-
     for kernel in trainer.kernels.values():
-        monkeypatch.setattr(kernel.program, "run", counting("run", kernel.program.run))
+        count_calls(kernel.program, "run", "run")
     trainer.rebuild_plan()  # the plan holds the programs' run methods: take the counting ones
     trainer.begin_epoch(0)
-    monkeypatch.setattr(ctx, "memory_barrier", counting("barrier", ctx.memory_barrier))
+    count_calls(ctx, "memory_barrier", "barrier")
+    calls = count_calls.calls
     before = trainer.counts
     for step in range(trainer.steps_per_epoch):
         trainer.issue_step(*trainer.batch(step), step)
