@@ -11,7 +11,7 @@
 //           RB running sums, added in shared memory in a fixed order (deterministic)
 //           defaults: the fastest in an H100 sweep (python -m helpers.bench_train --tune)
 // Changed   vs gather_forward_1_u8: float input, no ReLU; TN 16 because the layer has only 10 outputs
-//           (dense_1_forward with RELU 0 computes the same with bindings 0-3 and one thread per output)
+//           (dense_1_naive with RELU 0 computes the same with bindings 0-3 and one thread per output)
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
 #define TN 16   // output columns per work group (local x)
 #define KS 64   // slices of K per work group (local y), added in shared memory

@@ -3,8 +3,8 @@
     python -m helpers.bench inference        # QUICK=1: 256 images
 
 Random images and He-initialised weights (the timings do not depend on the values; notebook 03 uses
-the trained ones). Both layers run through glsl/infer_1_dense.comp (the fastest matmul rung with bias
-and ReLU in its epilogue); the uint8 path reads packed pixels through glsl/infer_2_dense_u8.comp.
+the trained ones). Both layers run through glsl/dense_3_tiled.comp (the fastest matmul rung with bias
+and ReLU in its epilogue); the uint8 path reads packed pixels through glsl/dense_4_u8.comp.
 Uploads and readbacks: wall clock around the call and ctx.finish(); kernels: helpers.timing.Clock (GPU
 timer queries on a real GPU). Medians after warm-up. Targets (issue 4, on the H100): kernels <= 0.3 ms,
 upload into an existing buffer >= 5 GB/s.
@@ -87,7 +87,7 @@ def measure(ctx, params: dict, images: np.ndarray, repeat: int = 20) -> list[dic
         clock.source)
     slow = Forward(ctx, params, max_batch=n)   # notebook 02's one-thread-per-output layer, for scale
     slow.upload(X)
-    add("kernels, dense_1_forward (notebook 02)", _median(lambda: clock.kernel(lambda: slow.dispatch(n)), repeat),
+    add("kernels, dense_1_naive (notebook 02)", _median(lambda: clock.kernel(lambda: slow.dispatch(n)), repeat),
         clock.source)
     slow.release()
 

@@ -1,4 +1,4 @@
-"""The 2-layer MLP's forward pass on the GPU, built from glsl/dense_1_forward.comp. Introduced in notebook 02.
+"""The 2-layer MLP's forward pass on the GPU, built from glsl/dense_1_naive.comp. Introduced in notebook 02.
 
     fwd = Forward(ctx, params, max_batch=1)   # weights uploaded once, every buffer allocated once
     fwd.logits(X)                             # (B, 10) float32: upload, two dispatches, read back
@@ -30,7 +30,7 @@ def _local(shader: str) -> tuple[int, int]:
     return int(gl.define(source, "LOCAL_X")), int(gl.define(source, "LOCAL_Y"))
 
 
-def _dispatch_dense_1(B, N, _local=_local("dense_1_forward.comp")):
+def _dispatch_dense_1(B, N, _local=_local("dense_1_naive.comp")):
     return gl.groups(N, _local[0]), gl.groups(B, _local[1])   # a LOCAL_Y x LOCAL_X tile of the output
 
 
@@ -39,13 +39,13 @@ def _dispatch_dense_2(B, N, _local=_local("dense_2_splitk.comp")):
 
 
 # Work groups (x, y) for B rows and N columns, per forward shader, with the local size its file defines.
-DISPATCH = {"dense_1_forward.comp": _dispatch_dense_1, "dense_2_splitk.comp": _dispatch_dense_2}
+DISPATCH = {"dense_1_naive.comp": _dispatch_dense_1, "dense_2_splitk.comp": _dispatch_dense_2}
 
 
 class Forward:
     """relu(X @ W1 + b1) @ W2 + b2 on the GPU, for up to `max_batch` rows per dispatch."""
 
-    def __init__(self, ctx, params: dict, max_batch: int = 1, shader: str = "dense_1_forward.comp"):
+    def __init__(self, ctx, params: dict, max_batch: int = 1, shader: str = "dense_1_naive.comp"):
         if shader not in DISPATCH:
             raise ValueError(f"Forward knows the dispatch of {sorted(DISPATCH)}, not {shader!r}")
         self.ctx, self.shader, self.max_batch = ctx, shader, int(max_batch)

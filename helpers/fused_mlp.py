@@ -10,9 +10,9 @@ One step is two dispatches and two memory barriers, the fewest the math allows: 
 all of W2 and that sample's whole hidden row, and every weight gradient needs dZ1 of the whole batch,
 so there must be one grid-wide synchronisation point in the middle of a step and one at its end.
 
-    fused_1_forward_xent.comp    gather the batch from the uint8 images, layer 1 + bias + ReLU, layer 2,
+    fused_forward_1_xent.comp    gather the batch from the uint8 images, layer 1 + bias + ReLU, layer 2,
                                  softmax cross-entropy (one loss per sample), dlogits, dZ1
-    fused_2_backward_update.comp every gradient, summed by the thread that owns the weight, which then
+    fused_backward_1_update.comp every gradient, summed by the thread that owns the weight, which then
                                  updates it in place (SGD, momentum or Adam: the OPTIMIZER define)
 
 Everything stays on the GPU: the training images as four uint8 pixels per uint32 word (data.pack_u8),
@@ -24,7 +24,7 @@ raises reference.TrainingDiverged if one is not finite.
 The global binding layout, bound once per epoch and shared by both shaders:
 
     0 images  1 labels  2 order  3 params  4 state_m  5 state_v  6 A1  7 dZ1  8 dlogits  9 losses
-    10 evaluation images, 11 predictions (fused_3_predict.comp, between epochs)
+    10 evaluation images, 11 predictions (fused_predict_1_argmax.comp, between epochs)
 
 params is one flat float32 buffer [W1 | b1 | W2 | b2] (flatten / unflatten), so the optimizer state has
 the same layout and one thread index names one parameter everywhere.
@@ -46,7 +46,7 @@ from .gpu_mlp import flatten as _flatten
 from .gpu_mlp import unflatten as _unflatten
 
 N_OUT = 10
-FORWARD, BACKWARD, PREDICT = "fused_1_forward_xent.comp", "fused_2_backward_update.comp", "fused_3_predict.comp"
+FORWARD, BACKWARD, PREDICT = "fused_forward_1_xent.comp", "fused_backward_1_update.comp", "fused_predict_1_argmax.comp"
 DISPATCHES_PER_STEP = 2
 BARRIERS_PER_STEP = 2
 OPTIMIZERS = {"SGD": 0, "Momentum": 1, "Adam": 2}
@@ -74,7 +74,7 @@ def unflatten(flat: np.ndarray, n_in: int, n_hidden: int, n_out: int = N_OUT) ->
 
 
 def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int = 32, KS: int = 16) -> int:
-    """Shared memory fused_1 / fused_3 need: S * (MAX_IN + KS*4*JT + MAX_H + 10) floats."""
+    """Shared memory fused_forward_1 / fused_predict_1 need: S * (MAX_IN + KS*4*JT + MAX_H + 10) floats."""
     return 4 * S * (n_in + KS * 4 * JT + n_hidden + N_OUT)
 
 
@@ -164,7 +164,7 @@ class FusedMLP:
         return c
 
     def groups(self, step: int = 0) -> list[tuple]:
-        """Work groups (x, y, z) of each dispatch of training step `step`: [fused_1, fused_2]."""
+        """Work groups (x, y, z) of each dispatch of training step `step`: [fused_forward_1, fused_backward_1]."""
         return [(self._forward_groups[step], 1, 1), (self._backward_groups, 1, 1)]
 
     # ---------------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ class FusedMLP:
                                  f"({SHARED_BYTES} bytes) even at one sample per work group: lower KS or JT")
             defines["S"] = fits[0]
         if defines["JT"] * defines["KS"] < defines["S"] * N_OUT:  # the shaders' #error says it too
-            raise ValueError(f"fused_1 needs JT*KS >= S*{N_OUT} threads (one per logit); got JT={defines['JT']}, "
+            raise ValueError(f"fused_forward_1 needs JT*KS >= S*{N_OUT} threads (one per logit); got JT={defines['JT']}, "
                              f"KS={defines['KS']}, S={defines['S']}: raise KS or JT, or lower S")
         return defines
 
@@ -232,7 +232,7 @@ class FusedMLP:
         The GPU copies them into a staging buffer first and the CPU reads that one, so the buffers the
         shaders use are never mapped by the CPU (ModernGL reads and clears a buffer by mapping it; the
         driver is free to move a mapped buffer to memory the CPU reaches more easily). On the H100, a
-        mapped clear of A1, dZ1, dlogits and the losses made fused_2 about 2 µs a step slower afterwards.
+        mapped clear of A1, dZ1, dlogits and the losses made fused_backward_1 about 2 µs a step slower afterwards.
         """
         array = self._array(which)
         count = array.size - offset if count is None else int(count)
@@ -261,7 +261,7 @@ class FusedMLP:
         step_bytes = self._step_bytes[s]
         self._u_step[0].write(step_bytes)
         self.forward.program.run(self._forward_groups[s])
-        self.ctx.memory_barrier(_SSBO_BARRIER)  # fused_2 reads A1, dZ1, dlogits
+        self.ctx.memory_barrier(_SSBO_BARRIER)  # fused_backward_1 reads A1, dZ1, dlogits
         self._u_step[1].write(step_bytes)
         uniform_writes = 2
         if self.kind == "Adam":
@@ -271,7 +271,7 @@ class FusedMLP:
             self._u_c2.write(np.float32(1 - opt.beta2 ** self.t).tobytes())
             uniform_writes += 2
         self.backward.program.run(self._backward_groups)
-        self.ctx.memory_barrier(_SSBO_BARRIER)  # the next step's fused_1 reads the updated weights
+        self.ctx.memory_barrier(_SSBO_BARRIER)  # the next step's fused_forward_1 reads the updated weights
         c = self._counts
         c["uniform writes"] += uniform_writes
         c["steps"] += 1
@@ -309,7 +309,7 @@ class FusedMLP:
         return float(np.mean(self.losses, dtype=np.float64))
 
     def run_forward(self, step: int = 0, epoch: int = 0) -> dict:
-        """fused_1 alone on batch `step` of `epoch`, outputs poisoned with NaN first: {A1, dZ1, dlogits, losses}
+        """fused_forward_1 alone on batch `step` of `epoch`, outputs poisoned with NaN first: {A1, dZ1, dlogits, losses}
         for the batch's rows (for checking the shader; training never reads these back)."""
         self.start_epoch(epoch)
         for binding in (6, 7, 8, 9):
@@ -371,7 +371,7 @@ class FusedMLP:
         return self.eval_sets[name]
 
     def predict(self, name: str = "test") -> np.ndarray:
-        """Predicted classes of a resident evaluation set (fused_3_predict, one dispatch)."""
+        """Predicted classes of a resident evaluation set (fused_predict_1_argmax, one dispatch)."""
         images, labels = self._eval_set(name)
         count = len(labels)
         if self.predictions is None or self.predictions.size < count:
@@ -444,7 +444,7 @@ class FusedMLP:
 
 
 def gpu_update(ctx, optimizer, params: np.ndarray, grads: np.ndarray, state: dict | None = None, t: int = 1):
-    """One standalone momentum_1_update / adam_1_update on flat float32 arrays; returns (params, state).
+    """One standalone update_2_momentum / update_3_adam on flat float32 arrays; returns (params, state).
 
     For checking the optimizer shaders on their own (tests, notebook 05). state: {"v"} for momentum,
     {"m", "v"} for Adam (zeros when None); t: Adam's step number for the bias corrections.
@@ -457,16 +457,16 @@ def gpu_update(ctx, optimizer, params: np.ndarray, grads: np.ndarray, state: dic
     zeros = np.zeros(n, dtype=np.float32)
     if kind == "Momentum":
         v = gl.upload(ctx, (state or {}).get("v", zeros).astype(np.float32), "velocity")
-        k = gl.Kernel(ctx, "momentum_1_update.comp")
-        k.run(gl.groups(n, 256), bindings={0: p, 1: g, 2: v}, n=n, lr=float(f32(optimizer.lr)), mu=float(f32(optimizer.mu)))
+        k = gl.Kernel(ctx, "update_2_momentum.comp")
+        k.run(gl.groups(n, 256), bindings={17: p, 18: g, 19: v}, n=n, lr=float(f32(optimizer.lr)), mu=float(f32(optimizer.mu)))
         out = (p.read().copy(), {"v": v.read().copy()})
         arrays = (p, g, v)
     elif kind == "Adam":
         m = gl.upload(ctx, (state or {}).get("m", zeros).astype(np.float32), "m")
         v = gl.upload(ctx, (state or {}).get("v", zeros).astype(np.float32), "v")
-        k = gl.Kernel(ctx, "adam_1_update.comp")
+        k = gl.Kernel(ctx, "update_3_adam.comp")
         o = optimizer
-        k.run(gl.groups(n, 256), bindings={0: p, 1: g, 2: m, 3: v}, n=n, lr=float(f32(o.lr)),
+        k.run(gl.groups(n, 256), bindings={17: p, 18: g, 19: m, 20: v}, n=n, lr=float(f32(o.lr)),
               beta1=float(f32(o.beta1)), beta2=float(f32(o.beta2)), eps=float(f32(o.eps)),
               one_minus_beta1=float(f32(1 - o.beta1)), one_minus_beta2=float(f32(1 - o.beta2)),
               c1=float(f32(1 - o.beta1 ** t)), c2=float(f32(1 - o.beta2 ** t)))
@@ -484,7 +484,7 @@ def gpu_update(ctx, optimizer, params: np.ndarray, grads: np.ndarray, state: dic
 # ---------------------------------------------------------------------------------------------
 
 def reference_outputs(params: dict, X: np.ndarray, y: np.ndarray) -> dict:
-    """What fused_1 writes for the batch (X float in [0, 1], y labels): A1, dZ1, dlogits, per-sample losses."""
+    """What fused_forward_1 writes for the batch (X float in [0, 1], y labels): A1, dZ1, dlogits, per-sample losses."""
     logits, (_, Z1, A1) = reference.forward(params, X)
     shifted = logits - logits.max(axis=1, keepdims=True)
     losses = np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(len(y)), y]
@@ -493,7 +493,7 @@ def reference_outputs(params: dict, X: np.ndarray, y: np.ndarray) -> dict:
 
 
 def check_optimizer(ctx, optimizer, n: int = 1037, steps: int = 3, seed: int = 0) -> bool:
-    """momentum_1_update / adam_1_update against the reference optimizer: `steps` steps on n random
+    """update_2_momentum / update_3_adam against the reference optimizer: `steps` steps on n random
     parameters and gradients; True when every step's parameters agree within relative error 1e-5."""
     from .check import rel_error
 

@@ -17,7 +17,7 @@ One step is six dispatches, each followed by a memory barrier because the next o
     softmax_xent_1_rowwise   dlogits = (softmax - onehot) / B; the batch's loss sum and correct count
     dense_backward_1_relu    gW2 = A1.T @ dlogits, gb2, dZ1 = dlogits @ W2.T * (A1 > 0)
     gather_backward_1_u8     gW1 = X[batch].T @ dZ1, gb1
-    sgd_1_update             params -= lr * grads   (all four parameters: one flat buffer)
+    update_1_sgd             params -= lr * grads   (all four parameters: one flat buffer)
 
 Every buffer has a fixed binding point (BINDINGS), bound once per epoch, so a step is only uniform writes
 and `run()` calls. The parameters live back to back in one buffer (each bound as a range at its own
@@ -55,7 +55,7 @@ STEP = (
     ("xent", "softmax_xent_1_rowwise.comp"),
     ("backward2", "dense_backward_1_relu.comp"),
     ("backward1", "gather_backward_1_u8.comp"),
-    ("sgd", "sgd_1_update.comp"),
+    ("sgd", "update_1_sgd.comp"),
 )
 PARAM_NAMES = ("W1", "b1", "W2", "b2")
 ALIGN_FLOATS = 64  # 256 bytes: a storage-buffer range must start at a multiple of the driver's

@@ -1,8 +1,8 @@
 """Batched inference of notebook 03: 784-H-10 forward passes over many images at once, phases timed apart.
 
-Introduced in notebook 03. Each layer is one dispatch of glsl/infer_1_dense.comp (the fastest matmul
+Introduced in notebook 03. Each layer is one dispatch of glsl/dense_3_tiled.comp (the fastest matmul
 rung with the bias and ReLU applied before its store); with packed=True the first layer is
-glsl/infer_2_dense_u8.comp, which reads uint8 pixels four to a word (helpers.data.pack_u8).
+glsl/dense_4_u8.comp, which reads uint8 pixels four to a word (helpers.data.pack_u8).
 
     fwd = BatchedForward(ctx, params, capacity=10_000)          # weights and buffers allocated once
     n = fwd.upload(X)              # float32 (n, 784), or with packed=True uint32 (n, 196) from pack_u8
@@ -28,7 +28,7 @@ import numpy as np
 from . import gl, reference, timing
 from .matmul import define
 
-SHADERS = {False: "infer_1_dense.comp", True: "infer_2_dense_u8.comp"}
+SHADERS = {False: "dense_3_tiled.comp", True: "dense_4_u8.comp"}
 
 
 class BatchedForward:

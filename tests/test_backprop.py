@@ -150,7 +150,7 @@ def test_sgd_update_matches_reference(ctx, rng):
     params = rng.standard_normal(n).astype(np.float32)
     grads = rng.standard_normal(n).astype(np.float32)
     P = gl.upload(ctx, params, "params")
-    kernel = gl.Kernel(ctx, "sgd_1_update.comp")
+    kernel = gl.Kernel(ctx, "update_1_sgd.comp")
     kernel.run(gl.groups(n, define_value(kernel.source, "LOCAL")), bindings={
         BIND["params"]: P, BIND["grads"]: gl.upload(ctx, grads, "grads")}, n=n, lr=0.3)
     expected = {"p": params.copy()}
@@ -161,7 +161,7 @@ def test_sgd_update_matches_reference(ctx, rng):
 
 def test_sgd_leaves_elements_past_n(ctx):
     P = gl.upload(ctx, np.ones(300, np.float32), "params")
-    gl.Kernel(ctx, "sgd_1_update.comp").run(2, bindings={
+    gl.Kernel(ctx, "update_1_sgd.comp").run(2, bindings={
         BIND["params"]: P, BIND["grads"]: gl.upload(ctx, np.ones(300, np.float32), "grads")}, n=100, lr=0.5)
     got = P.read()
     assert (got[:100] == 0.5).all() and (got[100:] == 1.0).all()

@@ -1,4 +1,4 @@
-"""Copyability: glsl/dense_1_forward.comp driven by bare ModernGL, exactly as its banner says, with no
+"""Copyability: glsl/dense_1_naive.comp driven by bare ModernGL, exactly as its banner says, with no
 helpers (the NumPy reference gives the expected values). If this passes, the file can be lifted alone."""
 
 import os
@@ -10,7 +10,7 @@ import pytest
 
 from helpers import reference
 
-SOURCE = (Path(__file__).resolve().parent.parent / "glsl" / "dense_1_forward.comp").read_text()
+SOURCE = (Path(__file__).resolve().parent.parent / "glsl" / "dense_1_naive.comp").read_text()
 
 
 @pytest.fixture(scope="module")

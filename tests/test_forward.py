@@ -42,7 +42,7 @@ def test_unwritten_output_is_caught(ctx, rng):
     B, K, N = 37, 70, 13
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((B, K), (K, N), (N,)))
     Y = gl.empty(ctx, (B, N), name="Y")
-    gl.Kernel(ctx, "dense_1_forward.comp").run(1, 1, bindings={0: gl.upload(ctx, x), 1: gl.upload(ctx, w),
+    gl.Kernel(ctx, "dense_1_naive.comp").run(1, 1, bindings={0: gl.upload(ctx, x), 1: gl.upload(ctx, w),
                                                                2: gl.upload(ctx, b), 3: Y}, B=B, K=K, N=N)
     got = Y.read()
     assert np.isnan(got[16:]).all() and rel_error(got, dense(x, w, b, 1)) == float("inf")

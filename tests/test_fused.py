@@ -31,7 +31,7 @@ def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=No
 @pytest.mark.parametrize("batch_size, step, hidden", [(37, 0, H), (37, 1, H), (1, 5, H), (37, 1, 128), (5, 3, 800)],
                          ids=["B37", "B37-leftover13", "B1", "B37-H128-vec4", "B5-H800-wide"])
 def test_forward_xent_matches_reference(ctx, batch_size, step, hidden):
-    """fused_1: A1, dZ1, dlogits and the per-sample losses of one batch; rows past the batch stay unwritten.
+    """fused_forward_1: A1, dZ1, dlogits and the per-sample losses of one batch; rows past the batch stay unwritten.
 
     H = 130 reads W1 one float at a time (VEC4 0), H = 128 as vec4 (VEC4 1)."""
     images, labels, X = make_data()
@@ -46,14 +46,14 @@ def test_forward_xent_matches_reference(ctx, batch_size, step, hidden):
         assert check.compare(name, got[name], ref[name], RTOL)
     for name, binding in (("A1", 6), ("dZ1", 7), ("dlogits", 8)):
         rows = trainer.download(binding).reshape(batch_size, -1)
-        assert np.isnan(rows[count:]).all(), f"fused_1 wrote {name} rows past the batch"
+        assert np.isnan(rows[count:]).all(), f"fused_forward_1 wrote {name} rows past the batch"
     losses = trainer.download(9)
     assert np.isnan(losses[:start]).all() and np.isnan(losses[start + count:]).all()
 
 
 @pytest.mark.parametrize("batch_size", [37, 1, 128])
 def test_backward_gradients_match_reference(ctx, batch_size):
-    """fused_2 with params 0 and SGD lr = -1 leaves exactly the gradients in the params buffer."""
+    """fused_backward_1 with params 0 and SGD lr = -1 leaves exactly the gradients in the params buffer."""
     n = 150  # batch 128 = four BC chunks of 32
     images, labels, X = make_data(n=n)
     trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels)
@@ -141,7 +141,7 @@ def test_profile_measures_like_the_unfused_trainer(ctx):
 @pytest.mark.parametrize("make_optimizer", [lambda: reference.Momentum(0.05, 0.9),
                                             lambda: reference.Adam(1e-2, 0.8, 0.99, 1e-6)], ids=["momentum", "adam"])
 def test_optimizer_shaders_match_reference(ctx, make_optimizer, rng):
-    """momentum_1_update / adam_1_update on 1037 parameters (not a multiple of 256), three steps
+    """update_2_momentum / update_3_adam on 1037 parameters (not a multiple of 256), three steps
     (fused_mlp.check_optimizer, which notebook 05 calls too)."""
     assert fused_mlp.check_optimizer(ctx, make_optimizer(), n=1037, steps=3)
 

@@ -52,9 +52,9 @@ def test_unknown_shader_and_unknown_define_are_explained():
     with pytest.raises(gl.ShaderError, match="No shader 'nope.comp'"):
         gl.shader_path("nope.comp")
     with pytest.raises(gl.ShaderError, match="no `#define NOPE`.*RELU, LOCAL_X, LOCAL_Y"):
-        gl.shader_source("dense_1_forward.comp", {"NOPE": 1})
+        gl.shader_source("dense_1_naive.comp", {"NOPE": 1})
     with pytest.raises(gl.ShaderError, match="no `#define NOPE`.*LOCAL_X"):
-        gl.define(gl.shader_source("dense_1_forward.comp"), "NOPE")
+        gl.define(gl.shader_source("dense_1_naive.comp"), "NOPE")
 
 
 def test_define_reads_a_value_and_aliased_bindings_keep_the_first_name():

@@ -84,10 +84,10 @@ def test_dense_layers_match_numpy(ctx, rng, shape, relu):
     b = rng.standard_normal(N).astype(np.float32)
     ref = x.astype(np.float64) @ w + b
     ref = np.maximum(ref, 0) if relu else ref
-    got = _layer(ctx, "infer_1_dense.comp", relu, gl.upload(ctx, x, "X"), w, b, B, K, N)
+    got = _layer(ctx, "dense_3_tiled.comp", relu, gl.upload(ctx, x, "X"), w, b, B, K, N)
     assert check.rel_error(got, ref) < TOL
     packed = images.reshape(B, -1, 4).copy().view("<u4").reshape(B, -1)
-    got = _layer(ctx, "infer_2_dense_u8.comp", relu, gl.upload(ctx, packed, "X"), w, b, B, K, N)
+    got = _layer(ctx, "dense_4_u8.comp", relu, gl.upload(ctx, packed, "X"), w, b, B, K, N)
     assert check.rel_error(got, ref) < TOL
 
 
@@ -98,7 +98,7 @@ def test_u8_layer_ignores_bytes_past_k(ctx, rng):
     w = rng.standard_normal((K, N)).astype(np.float32)
     b = np.zeros(N, np.float32)
     packed = images.view("<u4")
-    got = _layer(ctx, "infer_2_dense_u8.comp", 0, gl.upload(ctx, packed, "X"), w, b, B, K, N)
+    got = _layer(ctx, "dense_4_u8.comp", 0, gl.upload(ctx, packed, "X"), w, b, B, K, N)
     assert check.rel_error(got, (images[:, :K] / 255.0) @ w) < TOL
 
 

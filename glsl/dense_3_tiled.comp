@@ -1,21 +1,20 @@
 #version 430
-// infer_2_dense_u8.comp: infer_1_dense's layer Y = relu(X·W + b) reading X as uint8 pixels packed four to
-//   a uint32 word (helpers.data.pack_u8), scaled to [0, 1] on the way into shared memory
+// dense_3_tiled.comp: one dense layer Y = relu(X·W + b) with matmul_5's pipelined register-blocked
+//   matmul and the bias and ReLU applied in registers before the one store (RELU 0: logits, no ReLU)
 //
-// Shapes    X[B, ceil(K/4)] uint32: pixel k of row i in word i*ceil(K/4) + k/4, byte k%4 (little-endian)
-//           W[K,N]  b[N]  Y[B,N]   float32, row-major, std430 (flat arrays); any B, K, N
-// NumPy     X = images.reshape(B, -1) / 255;   Y = np.maximum(X @ W + b, 0)   (RELU 0: no maximum)
-// Bindings  0 X (readonly, uint32 words)  1 W (readonly)  2 b (readonly)  3 Y (writeonly);
+// Shapes    X[B,K]  W[K,N]  b[N]  Y[B,N]   float32, row-major, std430 (flat float arrays); any B, K, N
+// NumPy     Y = np.maximum(X @ W + b, 0)   (RELU 1);   Y = X @ W + b   (RELU 0)
+// Bindings  0 X (readonly)  1 W (readonly)  2 b (readonly)  3 Y (writeonly), as dense_1_naive.comp;
 //           W and Y are also declared as vec4 arrays on the same bindings (Weights4, Output4)
-// Uniforms  uint B, K, N   (K counts pixels, not words)
+// Uniforms  uint B, K, N
 // Dispatch  local (THREADS, 1, 1) = ((BM/TM)·(BN/TN)); groups (ceil(N/BN), ceil(B/BM), 1)
-// Changed   vs infer_1_dense: the X tile comes from uint8 pixels, a quarter of the bytes to upload and
-//           to read. A thread loads one word from each of four rows (4 rows × 4 pixels), unpacks with
-//           shifts and masks, scales by 1/255 and stores four vec4 columns of the transposed tile; the
-//           math and the epilogue are unchanged. Bytes past K in a row's last word count as 0.
-// Checked   relative error < 1e-5 against NumPy on X / 255 (tests/test_matmul.py)
+// Changed   vs matmul_5_pipelined: an epilogue adds b (and takes the ReLU) in registers, so a layer
+//           is one dispatch with no extra pass over Y; vs dense_1_naive: blocked, pipelined matmul.
+//           Defaults are tuned for the MNIST layers (B = 10,000, K = 784, N = 128 or 10): smaller
+//           blocks than matmul_5's 128×128 give more work groups than the GPU has SMs.
+// Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
 //
-// Tunables: BK and TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN).
+// Tunables: TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN).
 #define RELU 1
 #define BM 64
 #define BN 32
@@ -28,15 +27,15 @@
 #if THREADS != (BM / TM) * (BN / TN)
 #error "THREADS must equal (BM/TM)*(BN/TN)"
 #endif
-#if (TM % 4) != 0 || (TN % 4) != 0 || (BK % 4) != 0
-#error "BK, TM and TN must be multiples of 4"
+#if (TM % 4) != 0 || (TN % 4) != 0
+#error "TM and TN must be multiples of 4"
 #endif
 
 #pragma optionNV(unroll all)
 
 layout(local_size_x = THREADS) in;
 
-layout(std430, binding = 0) readonly buffer Input { uint X[]; };
+layout(std430, binding = 0) readonly buffer Input { float X[]; };
 layout(std430, binding = 1) readonly buffer Weights { float W[]; };
 layout(std430, binding = 1) readonly buffer Weights4 { vec4 W4[]; };
 layout(std430, binding = 2) readonly buffer Bias { float bias[]; };
@@ -49,7 +48,7 @@ uniform uint N;   // outputs per sample
 
 const uint TX = BN / TN;                                   // threads along n
 const uint TY = BM / TM;                                   // threads along m
-const uint A_QUADS = (BM / 4) * (BK / 4);                  // (4 rows × 1 word) pieces of an X tile
+const uint A_QUADS = (BM / 4) * BK;                        // vec4s in one X tile
 const uint B_QUADS = BK * (BN / 4);                        // vec4s in one W tile
 const uint A_PER_THREAD = (A_QUADS + THREADS - 1) / THREADS;
 const uint B_PER_THREAD = (B_QUADS + THREADS - 1) / THREADS;
@@ -57,26 +56,20 @@ const uint B_PER_THREAD = (B_QUADS + THREADS - 1) / THREADS;
 shared vec4 As[2][BK][BM / 4 + PAD];   // two copies of the transposed X tile
 shared vec4 Bs[2][BK][BN / 4];         // two copies of the W tile
 
-uvec4 a_next[A_PER_THREAD];            // the next tiles, on their way from global memory
+vec4 a_next[A_PER_THREAD];             // the next tiles, on their way from global memory
 vec4 b_next[B_PER_THREAD];
 
 void load_tiles(uint bm, uint bn, uint k0, uint t, bool vec_b) {
-    uint words = (K + 3u) / 4u;                     // words per row of X
     for (uint p = 0u; p < A_PER_THREAD; ++p) {
         uint q = t + p * THREADS;
-        uint w = q % (BK / 4), g = q / (BK / 4);      // word w of the tile's K range, rows 4g..4g+3
-        uint m = bm + 4u * g, word = k0 / 4u + w;
-        uvec4 v = uvec4(0u);
-        if (q < A_QUADS && word < words) {
-            if (m      < B) v.x = X[(m     ) * words + word];
-            if (m + 1u < B) v.y = X[(m + 1u) * words + word];
-            if (m + 2u < B) v.z = X[(m + 2u) * words + word];
-            if (m + 3u < B) v.w = X[(m + 3u) * words + word];
-        }
-        if (4u * word + 4u > K) {                      // the last word of a row may hold bytes past K
-            uint keep = K > 4u * word ? K - 4u * word : 0u;   // pixels of this word inside K
-            uint mask = keep >= 4u ? 0xFFFFFFFFu : (1u << (8u * keep)) - 1u;
-            v &= uvec4(mask);
+        uint k = q % BK, g = q / BK;
+        uint m = bm + 4u * g, kk = k0 + k;
+        vec4 v = vec4(0.0);
+        if (q < A_QUADS && kk < K) {
+            if (m      < B) v.x = X[(m     ) * K + kk];
+            if (m + 1u < B) v.y = X[(m + 1u) * K + kk];
+            if (m + 2u < B) v.z = X[(m + 2u) * K + kk];
+            if (m + 3u < B) v.w = X[(m + 3u) * K + kk];
         }
         a_next[p] = v;
     }
@@ -103,13 +96,7 @@ void load_tiles(uint bm, uint bn, uint k0, uint t, bool vec_b) {
 void store_tiles(uint buf, uint t) {
     for (uint p = 0u; p < A_PER_THREAD; ++p) {
         uint q = t + p * THREADS;
-        if (q < A_QUADS) {
-            uint w = q % (BK / 4), g = q / (BK / 4);
-            for (uint j = 0u; j < 4u; ++j) {          // pixel j of the word: bits 8j..8j+7
-                vec4 pixels = vec4((a_next[p] >> (8u * j)) & 0xFFu) * (1.0 / 255.0);
-                As[buf][4u * w + j][g] = pixels;
-            }
-        }
+        if (q < A_QUADS) As[buf][q % BK][q / BK] = a_next[p];
     }
     for (uint p = 0u; p < B_PER_THREAD; ++p) {
         uint q = t + p * THREADS;

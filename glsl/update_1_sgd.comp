@@ -1,5 +1,5 @@
 #version 430
-// sgd_1_update.comp: one plain SGD step in place, p -= lr * g, over every parameter at once
+// update_1_sgd.comp: one plain SGD step in place, p -= lr * g, over every parameter at once
 //
 // Shapes    params[n]  grads[n]   float32 (W1, b1, W2, b2 back to back in one buffer, see helpers/gpu_mlp.py)
 // NumPy     params -= np.float32(lr) * grads          (reference.SGD.step)

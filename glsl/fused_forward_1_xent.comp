@@ -1,5 +1,5 @@
 #version 430
-// fused_1_forward_xent.comp: the whole forward pass and the backward pass down to the hidden layer, for
+// fused_forward_1_xent.comp: the whole forward pass and the backward pass down to the hidden layer, for
 //   S samples per work group, in one dispatch: gather the batch from the resident uint8 images through
 //   the epoch's index buffer, Z1 = X·W1 + b1, A1 = relu(Z1), logits = A1·W2 + b2, softmax cross-entropy
 //   per sample, dlogits = (softmax - onehot) / B, dZ1 = (dlogits·W2ᵀ) ⊙ (Z1 > 0)
@@ -20,9 +20,9 @@
 //           thread (jt, ks) owns 4 neighbouring hidden units (one vec4 of a W1 row: 16-byte loads keep
 //           many bytes in flight) for all S samples, summing k over the ks-th slice of the inputs; the
 //           KS partial sums are added in shared memory in a fixed order: no atomics, same bits every run
-// Changed   vs dense_1_forward + softmax_xent + dense backward (the unfused step): one dispatch instead
+// Changed   vs dense_1_naive + softmax_xent + dense backward (the unfused step): one dispatch instead
 //           of four; no X, Z1 or logits round trip through global memory; W2 is only read here, so
-//           dZ1 uses the weights of this step (the update happens in fused_2_backward_update).
+//           dZ1 uses the weights of this step (the update happens in fused_backward_1_update).
 //           The price: every work group reads all of W1 (it needs whole hidden rows for the logits)
 // Checked   relative error < 1e-5 against NumPy (tests/test_fused.py)
 // Tunables  4 * (S * (MAX_IN + KS*4*JT + MAX_H + 10)) bytes of shared memory (<= 32 KiB everywhere,

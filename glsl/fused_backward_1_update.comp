@@ -1,16 +1,16 @@
 #version 430
-// fused_2_backward_update.comp: every parameter's gradient and its optimizer update in one dispatch;
+// fused_backward_1_update.comp: every parameter's gradient and its optimizer update in one dispatch;
 //   each thread owns its weights: it sums their gradient over the batch, then updates them in place
 //   (SGD, momentum or Adam, chosen by OPTIMIZER), so no gradient is ever stored
 //
 // Shapes    params = [W1 (n_in×H) | b1 (H) | W2 (H×10) | b2 (10)] float32, flat, row-major; state_m and
 //           state_v the same length (momentum's velocity; Adam's m and v); A1[B,H] dZ1[B,H] dlogits[B,10]
-//           as fused_1_forward_xent wrote them; images, order as there (X gathered again, from bytes)
+//           as fused_forward_1_xent wrote them; images, order as there (X gathered again, from bytes)
 // NumPy     grads = {W1: X.T @ dZ1, b1: dZ1.sum(0), W2: A1.T @ dlogits, b2: dlogits.sum(0)}
 //           then reference.SGD / Momentum / Adam .step(params, grads)
 // Bindings  0 images (readonly)  2 order (readonly)  3 params (read-write)  4 state_m (read-write)
 //           5 state_v (read-write)  6 A1 (readonly)  7 dZ1 (readonly)  8 dlogits (readonly)
-// Uniforms  uint n_in, n_hidden, n_samples, batch_size, step (as fused_1); float lr;
+// Uniforms  uint n_in, n_hidden, n_samples, batch_size, step (as fused_forward_1); float lr;
 //           momentum: float mu; Adam: float beta1, beta2, one_minus_beta1, one_minus_beta2, eps,
 //           c1 = 1 - beta1^t, c2 = 1 - beta2^t (computed on the CPU in float64, as the reference does)
 // Dispatch  local (TJ, TKT, 1); groups (ceil((11H + 10) / (TJ*TKT/BSPLIT)) + ceil(n_in/TK) * ceil(H/TJ), 1, 1)
@@ -19,7 +19,7 @@
 //           rest each own a TK×TJ tile of W1 (thread (x, y): KPT rows, one column), staging BC batch
 //           rows of X and dZ1 in shared memory at a time. No atomics: the same bits every run
 // Changed   vs the unfused backward (a matmul per gradient, then an update pass): one dispatch; the
-//           gradients live in registers only; W2 is updated here, after fused_1 used it for dZ1
+//           gradients live in registers only; W2 is updated here, after fused_forward_1 used it for dZ1
 // Checked   relative error < 1e-5 against NumPy for SGD, momentum and Adam (tests/test_fused.py)
 // Tunables  TK = TKT*KPT must be a multiple of 4 (whole packed words); TJ*TKT <= 1024; BC >= TKT;
 //           BSPLIT divides TJ*TKT; BC*(TK + TJ)*4 bytes of shared memory. OPTIMIZER: 0 SGD, 1 momentum, 2 Adam

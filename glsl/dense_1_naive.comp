@@ -1,5 +1,5 @@
 #version 430
-// dense_1_forward.comp: one dense layer, Y = relu(X·W + b); one file serves both layers of the MLP:
+// dense_1_naive.comp: one dense layer, Y = relu(X·W + b); one file serves both layers of the MLP:
 //   RELU 1 (default) gives the hidden layer's activations, RELU 0 gives the output layer's logits
 //
 // Shapes    X[B,K]  W[K,N]  b[N]  Y[B,N]   float32, row-major, std430 (flat float arrays: no padding)

@@ -1,24 +1,24 @@
 #version 430
-// adam_1_update.comp: Adam, in place: m = b1·m + (1-b1)·g; v = b2·v + (1-b2)·g²;
+// update_3_adam.comp: Adam, in place: m = b1·m + (1-b1)·g; v = b2·v + (1-b2)·g²;
 //   p -= lr · (m / c1) / (sqrt(v / c2) + eps), with the bias corrections c1 = 1 - b1^t, c2 = 1 - b2^t
 //
 // Shapes    params[n]  grads[n]  m[n]  v[n]   float32, any flat layout (all parameters in one buffer)
 // NumPy     reference.Adam(lr, beta1, beta2, eps).step(params, grads)
-// Bindings  0 params (read-write)  1 grads (readonly)  2 m (read-write)  3 v (read-write); m, v zeros at t = 0
+// Bindings  17 params (read-write)  18 grads (readonly)  19 m (read-write)  20 v (read-write); m, v zeros at t = 0
 // Uniforms  uint n; float lr, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, c1, c2
 //           (1 - beta and the corrections are computed on the CPU in float64, as the reference does:
 //           float32 pow() on the GPU loses up to 1e-4 of c2 = 1 - 0.999^t at small t)
 // Dispatch  local (LOCAL, 1, 1); groups (ceil(n / LOCAL), 1, 1); one thread per parameter
-// Changed   vs momentum_1_update: a second moment per parameter scales each step; two state buffers
+// Changed   vs update_2_momentum: a second moment per parameter scales each step; two state buffers
 // Checked   relative error < 1e-5 against NumPy over three steps (tests/test_fused.py)
 #define LOCAL 256
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 
-layout(std430, binding = 0) buffer Params { float params[]; };
-layout(std430, binding = 1) readonly buffer Grads { float grads[]; };
-layout(std430, binding = 2) buffer FirstMoment { float m[]; };
-layout(std430, binding = 3) buffer SecondMoment { float v[]; };
+layout(std430, binding = 17) buffer Params { float params[]; };
+layout(std430, binding = 18) readonly buffer Grads { float grads[]; };
+layout(std430, binding = 19) buffer FirstMoment { float m[]; };
+layout(std430, binding = 20) buffer SecondMoment { float v[]; };
 
 uniform uint n;
 uniform float lr;

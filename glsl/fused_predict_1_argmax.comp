@@ -1,6 +1,6 @@
 #version 430
-// fused_3_predict.comp: predicted class of each image, straight from the resident uint8 images: layer 1,
-//   ReLU, layer 2 and the argmax in one dispatch, S images per work group (the forward half of fused_1)
+// fused_predict_1_argmax.comp: predicted class of each image, straight from the resident uint8 images: layer 1,
+//   ReLU, layer 2 and the argmax in one dispatch, S images per work group (the forward half of fused_forward_1)
 //
 // Shapes    images[count, n_in/4] uint (4 pixels per word, helpers.data.pack_u8)
 //           params = [W1 (n_in×H) | b1 (H) | W2 (H×10) | b2 (10)] float32, flat   predictions[count] uint
@@ -8,12 +8,12 @@
 // Bindings  3 params (readonly, as float[] and vec4[])  10 images (readonly)  11 predictions (writeonly)
 //           (10 and 11 sit beside the fused trainer's bindings 0-9, which stay bound)
 // Uniforms  uint n_in (multiple of 4, <= MAX_IN), n_hidden (<= MAX_H), count
-// Dispatch  local (JT, KS, 1); groups (ceil(count / S), 1, 1); threads split as in fused_1 (4 hidden
+// Dispatch  local (JT, KS, 1); groups (ceil(count / S), 1, 1); threads split as in fused_forward_1 (4 hidden
 //           units a thread, W1 read as vec4 where n_hidden % 4 == 0)
-// Changed   vs fused_1_forward_xent: no labels, no loss, no backward; the first largest logit wins
+// Changed   vs fused_forward_1_xent: no labels, no loss, no backward; the first largest logit wins
 //           (as NumPy's argmax)
 // Checked   equal to reference.predict (tests/test_fused.py)
-// Tunables  as fused_1: 4 * S * (MAX_IN + KS*4*JT + MAX_H + 10) bytes of shared memory; JT*KS >= S*10;
+// Tunables  as fused_forward_1: 4 * S * (MAX_IN + KS*4*JT + MAX_H + 10) bytes of shared memory; JT*KS >= S*10;
 //           VEC4 1 needs n_hidden % 4 == 0
 #define S 2
 #define JT 32

@@ -1,10 +1,10 @@
 #version 430
-// momentum_1_update.comp: heavy-ball momentum, in place: v = mu·v + g; p -= lr·v (as PyTorch's SGD with
+// update_2_momentum.comp: heavy-ball momentum, in place: v = mu·v + g; p -= lr·v (as PyTorch's SGD with
 //   momentum and reference.Momentum)
 //
 // Shapes    params[n]  grads[n]  velocity[n]   float32, any flat layout (all parameters in one buffer)
 // NumPy     reference.Momentum(lr, mu).step(params, grads)
-// Bindings  0 params (read-write)  1 grads (readonly)  2 velocity (read-write, zeros before the first step)
+// Bindings  17 params (read-write)  18 grads (readonly)  19 velocity (read-write, zeros before the first step)
 // Uniforms  uint n; float lr, mu
 // Dispatch  local (LOCAL, 1, 1); groups (ceil(n / LOCAL), 1, 1); one thread per parameter
 // Changed   vs SGD (p -= lr·g): one more buffer, the velocity, read and written once per step
@@ -13,9 +13,9 @@
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 
-layout(std430, binding = 0) buffer Params { float params[]; };
-layout(std430, binding = 1) readonly buffer Grads { float grads[]; };
-layout(std430, binding = 2) buffer Velocity { float velocity[]; };
+layout(std430, binding = 17) buffer Params { float params[]; };
+layout(std430, binding = 18) readonly buffer Grads { float grads[]; };
+layout(std430, binding = 19) buffer Velocity { float velocity[]; };
 
 uniform uint n;
 uniform float lr;
