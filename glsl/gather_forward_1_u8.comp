@@ -15,7 +15,7 @@
 //           into shared memory; then its KS thread rows each sum one slice of K (every KS-th word of
 //           4 pixels) into RB running sums, and the slices are added in shared memory in a fixed order
 //           (deterministic: the same inputs give the same bits). Needs ceil(K/4) <= MAX_WORDS.
-//           defaults: the fastest in an H100 sweep (python -m helpers.bench_train --tune)
+//           defaults: the fastest in an H100 sweep (python -m helpers.bench.train --tune)
 // Changed   vs dense_1_naive: reads uint8 pixels through an index buffer instead of a float X, so an
 //           epoch's shuffle is a 240 KB write of the order, not a re-upload of images; K split over a
 //           work group, RB rows a thread, so 128x128 outputs still fill the GPU; edges (B, N, K) guarded

@@ -9,7 +9,7 @@
 // Dispatch  local (TN, KS, 1) = (16, 64, 1); groups (ceil(N/TN), ceil(B/RB), 1)
 //           a work group computes RB rows x TN columns; its KS thread rows each sum every KS-th k into
 //           RB running sums, added in shared memory in a fixed order (deterministic)
-//           defaults: the fastest in an H100 sweep (python -m helpers.bench_train --tune)
+//           defaults: the fastest in an H100 sweep (python -m helpers.bench.train --tune)
 // Changed   vs gather_forward_1_u8: float input, no ReLU; TN 16 because the layer has only 10 outputs
 //           (dense_1_naive with RELU 0 computes the same with bindings 0-3 and one thread per output)
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)

@@ -14,7 +14,7 @@
 // Dispatch  local (LOCAL, 1, 1) = (128, 1, 1); groups (1, 1, 1): one work group, thread t takes rows
 //           t, t + LOCAL, ...; its loss and correct count are then summed by a tree in shared memory,
 //           always in the same order, so the batch loss is deterministic (no atomics)
-//           defaults: the fastest in an H100 sweep (python -m helpers.bench_train --tune)
+//           defaults: the fastest in an H100 sweep (python -m helpers.bench.train --tune)
 // Changed   first version. Stable: the row max is subtracted before exp, so large logits do not overflow;
 //           a NaN or infinite logit gives a NaN loss, which the trainer's divergence check catches
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)

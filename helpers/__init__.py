@@ -12,7 +12,7 @@
     inference    batched forward pass with the fastest rung, batch sweep  (notebook 03)
     gpu_mlp      the training loop on the GPU, six dispatches a step      (notebook 04)
     fused_mlp    the fused trainer, two dispatches a step; momentum, Adam (notebook 05)
-    bench        the benchmark CLI (bench_matmul, bench_inference, bench_train, bench_fused)
+    bench/       the benchmarks, one module each (matmul, inference, train, fused): python -m helpers.bench
     report       README's results table and figure from the benchmark JSON
     quickstart   the README's two commands: make .venv, open JupyterLab / run the tests
 """

@@ -5,7 +5,7 @@
     python -m helpers.bench train            # one MNIST epoch of 784-128-10 at batch 128
     python -m helpers.bench all --out notebooks/results/bench-h100.json
 
-Each benchmark lives in its own module (bench_<name>.py) with `run(ctx, quick) -> list of row dicts`
+Each benchmark lives in its own module (helpers/bench/<name>.py) with `run(ctx, quick) -> list of row dicts`
 and prints its own table. This file makes the context, runs them, and writes one JSON file that records
 the device, driver and date beside the rows. QUICK=1 (or --quick) shrinks sizes for a software renderer.
 """
@@ -19,10 +19,10 @@ import json
 import platform
 from pathlib import Path
 
-from . import gl, mode
+from .. import gl, mode
 
 BENCHES = ("matmul", "inference", "train", "fused")
-RESULTS = Path(__file__).resolve().parent.parent / "notebooks" / "results"
+RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
 
 
 def device_record(ctx) -> dict:
@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     print(f"device: {record['device']['describe']}   ({'QUICK' if quick else 'full'} sizes)")
     names = BENCHES if "all" in args.which else args.which
     for name in names:
-        module = importlib.import_module(f"helpers.bench_{name}")
+        module = importlib.import_module(f"helpers.bench.{name}")
         print(f"\n== {name}")
         record["benches"][name] = module.run(ctx, quick)
     if args.out:

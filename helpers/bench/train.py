@@ -1,7 +1,7 @@
 """Training benchmark (notebook 04): one MNIST epoch of 784-128-10 at batch 128, SGD lr 0.3, seed 0.
 
     python -m helpers.bench train            # GLSL epoch, PyTorch eager epoch (if torch + CUDA), NumPy epoch
-    python -m helpers.bench_train --tune     # sweep the step shaders' #defines, GPU time per dispatch
+    python -m helpers.bench.train --tune     # sweep the step shaders' #defines, GPU time per dispatch
 
 GLSL: helpers.gpu_mlp.GPUTrainer, all 60,000 images (QUICK: 4,096), one warm-up epoch, then the median
 of a few epochs, each timed by the wall clock with ctx.finish() at both ends (so everything is in it:
@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from . import data, gl, reference
-from .gpu_mlp import PARAM_NAMES, STEP, GPUTrainer
+from .. import data, gl, reference
+from ..gpu_mlp import PARAM_NAMES, STEP, GPUTrainer
 
 BATCH, LR, SEED = 128, 0.3, 0
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import check, data, reference, timing
-from .forward import Forward
-from .inference import BatchedForward
-from .matmul import warm_up
+from .. import check, data, reference, timing
+from ..forward import Forward
+from ..inference import BatchedForward
+from ..matmul import warm_up
 
 KERNEL_TARGET_S, UPLOAD_TARGET_GBS = 0.3e-3, 5.0
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import data, fused_mlp, gl, reference
-from .bench_train import time_epochs, torch_epochs
+from .. import data, fused_mlp, gl, reference
+from .train import time_epochs, torch_epochs
 
 BATCH, LR, HIDDEN, WIDE = 128, 0.3, 128, 800
 EMPTY = "#version 430\nlayout(local_size_x = 64) in;\nvoid main() {}\n"  # the floor: a dispatch doing nothing

@@ -15,7 +15,7 @@ import statistics
 
 import numpy as np
 
-from . import check, gl, matmul, timing
+from .. import check, gl, matmul, timing
 
 SIZES, QUICK_SIZES = (256, 512, 1024, 2048, 4096), (64, 128, 256)
 
