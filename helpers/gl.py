@@ -235,7 +235,7 @@ class Kernel:
                 if dtype is not None and array.dtype != np.dtype(dtype):
                     raise ShaderError(f"{self.name}: binding {binding} ({block}) holds {np.dtype(dtype).name} "
                                       f"elements, but GPUArray {array.name!r} is {array.dtype.name}")
-                array.buffer.bind_to_storage_buffer(binding)
+                array.bind_to(binding)
             elif hasattr(array, "bind_to_storage_buffer"):  # a bare moderngl.Buffer: nothing else to check
                 array.bind_to_storage_buffer(binding)
             else:
@@ -262,10 +262,30 @@ def groups(n: int, local: int) -> int:
 # GPU arrays: a storage buffer that remembers its shape and dtype
 # --------------------------------------------------------------------------------------------
 
-class GPUArray:
-    """A storage buffer with a NumPy shape and dtype (float32, uint32 or int32), row-major."""
+def staging_buffer(ctx, nbytes: int):
+    """The context's one staging buffer, at least `nbytes` long: the only buffer the CPU reads or writes.
 
-    def __init__(self, ctx, shape, dtype=np.float32, name: str = "array", data=None):
+    ModernGL reads a buffer by mapping it into the CPU's address space. After a few such reads the NVIDIA
+    driver may move that buffer to memory the CPU reaches easily and the GPU slowly, and every later
+    kernel on it runs several times slower (notebook 04 measures it). So GPUArray.read and write copy
+    through this buffer on the GPU (ctx.copy_buffer), and the buffers the kernels use are never mapped.
+    """
+    extra = ctx.extra if isinstance(getattr(ctx, "extra", None), dict) else {}
+    ctx.extra = extra
+    stage = extra.get("staging")
+    if stage is None or stage.size < nbytes:
+        if stage is not None:
+            stage.release()
+        stage = extra["staging"] = ctx.buffer(reserve=max(int(nbytes), 1 << 16))
+    return stage
+
+
+class GPUArray:
+    """A storage buffer (or a range of one: `view`) with a NumPy shape and dtype (float32, uint32 or
+    int32), row-major. The CPU reads and writes it only through the context's staging buffer."""
+
+    def __init__(self, ctx, shape, dtype=np.float32, name: str = "array", data=None, *, buffer=None,
+                 offset: int = 0):
         self.ctx, self.name = ctx, name
         self.shape = tuple(int(s) for s in np.atleast_1d(shape)) if shape != () else ()
         self.dtype = np.dtype(dtype)
@@ -276,12 +296,32 @@ class GPUArray:
         self.nbytes = self.size * self.dtype.itemsize
         if self.nbytes == 0:
             raise ValueError(f"GPUArray {name!r}: shape {self.shape} has no elements")
-        self.buffer = ctx.buffer(reserve=self.nbytes) if data is None else None
-        if data is not None:
+        self.offset = int(offset)  # in bytes, where this array starts in `buffer`
+        if buffer is not None:
+            self.buffer = buffer
+        elif data is not None:
             self.buffer = ctx.buffer(self._checked(data).tobytes())
+        else:
+            self.buffer = ctx.buffer(reserve=self.nbytes)
 
     def __repr__(self):
-        return f"GPUArray({self.name!r}, shape={self.shape}, dtype={self.dtype.name})"
+        at = f", offset={self.offset}" if self.offset else ""
+        return f"GPUArray({self.name!r}, shape={self.shape}, dtype={self.dtype.name}{at})"
+
+    def view(self, first: int, shape, name: str) -> "GPUArray":
+        """Elements [first, first + prod(shape)) of this array as an array of its own (same buffer, no
+        copy), e.g. W1 inside a flat parameter buffer. Bound alone, it must start on a multiple of the
+        driver's GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT (256 bytes covers common drivers)."""
+        view = GPUArray(self.ctx, shape, self.dtype, name, buffer=self.buffer,
+                        offset=self.offset + int(first) * self.dtype.itemsize)
+        if view.offset + view.nbytes > self.offset + self.nbytes:
+            raise ValueError(f"view {name!r} of {view.size} elements at {first} overruns {self.name!r} "
+                             f"({self.size} elements)")
+        return view
+
+    def bind_to(self, binding: int) -> None:
+        """Bind this array (its range of the buffer) to a storage-buffer binding point."""
+        self.buffer.bind_to_storage_buffer(binding, offset=self.offset, size=self.nbytes)
 
     def _checked(self, array) -> np.ndarray:
         array = np.asarray(array)
@@ -291,25 +331,52 @@ class GPUArray:
                              f"got {array.dtype.name} {array.shape}.{hint}")
         return np.ascontiguousarray(array)
 
-    def write(self, array) -> None:
-        """Upload `array` (same shape and dtype) into the existing buffer: no new allocation."""
-        self.buffer.write(self._checked(array))
+    def write(self, array, first: int = 0) -> None:
+        """Upload `array` into the existing buffer (same shape and dtype; or, with `first`, a flat run of
+        elements starting there). It goes to the staging buffer, then the GPU copies it into place."""
+        if first or np.ndim(array) == 1 and np.size(array) != self.size:
+            array = np.ascontiguousarray(array, dtype=self.dtype).reshape(-1)
+            if first < 0 or first + array.size > self.size:
+                raise ValueError(f"GPUArray {self.name!r} holds {self.size} elements; cannot write "
+                                 f"{array.size} at {first}")
+        else:
+            array = self._checked(array)
+        if array.size == 0:
+            return
+        stage = staging_buffer(self.ctx, array.nbytes)
+        self.ctx.memory_barrier()  # shaders done with the stage's last contents and with this buffer
+        stage.write(array)
+        self.ctx.copy_buffer(self.buffer, stage, size=array.nbytes,
+                             write_offset=self.offset + int(first) * self.dtype.itemsize)
 
-    def read(self, out: np.ndarray | None = None) -> np.ndarray:
-        """Read the buffer back: a new array, or into `out` (same shape and dtype) with no allocation."""
-        if out is None:
+    def read(self, out: np.ndarray | None = None, first: int = 0, count: int | None = None) -> np.ndarray:
+        """Read back through the staging buffer: the whole array (a new array, or into `out`, same shape
+        and dtype, with no allocation), or with first/count a flat run of `count` elements."""
+        if first or count is not None:
+            count = self.size - first if count is None else int(count)
+            if first < 0 or count < 0 or first + count > self.size:
+                raise ValueError(f"GPUArray {self.name!r} holds {self.size} elements; cannot read "
+                                 f"{count} at {first}")
+            out = np.empty(count, dtype=self.dtype) if out is None else out
+        elif out is None:
             out = np.empty(self.shape, dtype=self.dtype)
         else:
             self._checked(out)
-        self.buffer.read_into(out)
+        if out.nbytes:
+            stage = staging_buffer(self.ctx, out.nbytes)
+            self.ctx.memory_barrier()  # shader writes -> the copy
+            self.ctx.copy_buffer(stage, self.buffer, size=out.nbytes,
+                                 read_offset=self.offset + int(first) * self.dtype.itemsize)
+            stage.read_into(out, size=out.nbytes)
         return out
 
     def fill(self, value) -> None:
-        """Set every element to `value` on the GPU (NaN poisons a float output before a dispatch)."""
-        self.buffer.clear(chunk=np.array(value, dtype=self.dtype).tobytes())
+        """Set every element to `value` (NaN poisons a float output before a dispatch)."""
+        self.write(np.full(self.shape, value, dtype=self.dtype))
 
     def release(self) -> None:
-        self.buffer.release()
+        if self.offset == 0:  # a view does not own its buffer
+            self.buffer.release()
 
 
 def upload(ctx, array, name: str = "array") -> GPUArray:
