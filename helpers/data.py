@@ -8,7 +8,9 @@ Where the files come from, in order:
   1. `MNIST_DIR`, if set: a folder holding the four original .gz files (offline use). Nothing is
      downloaded; each file is checked against the registered size and sha256.
   2. otherwise tensorflow-datasets' cache, `$TFDS_DATA_DIR/downloads` (default
-     ~/tensorflow_datasets/downloads), downloading once if needed.
+     ~/tensorflow_datasets/downloads), downloading once if needed. The download server is tried first
+     with one short connection, so an offline machine gets the error (and the fix) in seconds, not after
+     the download manager's ten retries with back-off; a failed download leaves nothing in the cache.
 
     (X_train, y_train), (X_test, y_test) = load_mnist()   # uint8 (N, 28, 28), uint8 (N,)
     X = normalise(X_train)                                # float32 (N, 784) in [0, 1]
@@ -16,9 +18,15 @@ Where the files come from, in order:
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import os
+import shutil
+import socket
+import urllib.parse
+import urllib.request
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +36,7 @@ FILES = {
     "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
 }
 COUNTS = {"train": 60_000, "test": 10_000}
+PROBE_TIMEOUT_S = 5.0   # seconds the one connection to the download server may take before we call it offline
 
 
 class DatasetError(RuntimeError):
@@ -90,18 +99,72 @@ def fetch(offline_dir: str | os.PathLike | None = None, quiet: bool = True) -> d
     import tensorflow_datasets as tfds
     from tensorflow_datasets.image_classification import mnist
 
+    urls = {name: url for name, (url, _s, _h) in registry.items()}
+    folder = cache_dir()
+    if not all(_is_cached(folder, sha) for _url, _size, sha in registry.values()):
+        for url in sorted(set(urls.values())):
+            problem = reachable(url)
+            if problem:
+                raise DatasetError(_download_failed(problem))
     if quiet:
         tfds.disable_progress_bar()
+    before = _folders(folder)
     manager = tfds.download.DownloadManager(
-        download_dir=cache_dir(), url_infos=mnist.MNIST.url_infos, dataset_name="mnist",
+        download_dir=folder, url_infos=mnist.MNIST.url_infos, dataset_name="mnist",
         force_checksums_validation=True)
     try:
-        downloaded = manager.download({name: url for name, (url, _s, _h) in registry.items()})
+        downloaded = manager.download(urls)
     except Exception as exc:
-        raise DatasetError(
-            f"Could not download MNIST into {cache_dir()}: {type(exc).__name__}: {exc}\n"
-            "Offline? Put the four original .gz files in a folder and set MNIST_DIR to it.") from None
+        _remove_leftovers(folder, before)
+        raise DatasetError(_download_failed(f"{type(exc).__name__}: {exc}")) from None
     return {name: Path(path) for name, path in downloaded.items()}
+
+
+def _download_failed(problem: str) -> str:
+    return (f"Could not download MNIST into {cache_dir()}: {problem}\n"
+            "Fix: set MNIST_DIR to a folder holding the four original files (train-images-idx3-ubyte.gz, "
+            "train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz), "
+            "e.g. MNIST_DIR=~/data/mnist python3 -m helpers.quickstart lab; or connect this machine to the network.")
+
+
+def reachable(url: str, timeout: float = PROBE_TIMEOUT_S) -> str | None:
+    """None if one TCP connection to `url`'s server (or to the proxy that $https_proxy names) opens
+    within `timeout` seconds; otherwise a one-line reason ("cannot reach host:443: ...")."""
+    parts = urllib.parse.urlsplit(url)
+    host, port = parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(host):
+        via = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
+        host, port = via.hostname, via.port or 80
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:   # socket.gaierror (no DNS), refused, unreachable, timeout
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        return f"cannot reach {host}:{port} ({reason})" + (f" for {parts.hostname}" if host != parts.hostname else "")
+    return None
+
+
+def _is_cached(folder: Path, sha256: str) -> bool:
+    """True if tfds' cache holds a finished download with this checksum (tfds puts the checksum,
+    base64url-encoded, in the file's name, and writes a .INFO file beside it when the download is done)."""
+    tag = base64.urlsafe_b64encode(bytes.fromhex(sha256)).decode().rstrip("=")
+    return folder.is_dir() and any(Path(f"{p}.INFO").is_file() for p in folder.rglob(f"*{tag}*")
+                                   if p.suffix != ".INFO" and ".tmp." not in str(p.relative_to(folder)))
+
+
+def _folders(folder: Path) -> set[Path]:
+    """`folder` and every folder below it (empty if it does not exist)."""
+    return {folder, *(p for p in folder.rglob("*") if p.is_dir())} if folder.is_dir() else set()
+
+
+def _remove_leftovers(folder: Path, before: set[Path]) -> None:
+    """Delete the folders a failed download made in tfds' cache: its `*.tmp.*` folders with their partial
+    files, and folders that were not there `before` and are now empty (the cache itself included)."""
+    for new in sorted(_folders(folder) - before, key=lambda p: -len(p.parts)):   # deepest first
+        if ".tmp." in new.name:
+            shutil.rmtree(new, ignore_errors=True)
+        elif new.is_dir() and not any(new.iterdir()):
+            new.rmdir()
 
 
 def read_idx(path: str | os.PathLike) -> np.ndarray:
@@ -111,8 +174,12 @@ def read_idx(path: str | os.PathLike) -> np.ndarray:
     try:
         with opener(path, "rb") as f:
             raw = f.read()
-    except (OSError, EOFError) as exc:
-        raise DatasetError(f"Cannot read {path}: {exc}. Replace it with a good copy.") from None
+    except (OSError, EOFError, zlib.error) as exc:   # gzip.BadGzipFile is an OSError
+        what = ("is missing or unreadable" if not (path.is_file() and os.access(path, os.R_OK))
+                else "is not a complete gzip file" if opener is gzip.open else "cannot be read")
+        raise DatasetError(f"MNIST file {path.name} {what} ({type(exc).__name__}: {exc}); it is {path}.\n"
+                           f"Fix: replace it with a good copy (the four original .gz files in the folder MNIST_DIR "
+                           f"names), or delete it so that it is downloaded again.") from None
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
         raise DatasetError(f"{path} is not an IDX file of unsigned bytes (magic {raw[:4].hex()}).")
     ndim = raw[3]
@@ -141,27 +208,15 @@ def normalise(images: np.ndarray) -> np.ndarray:
     return (images.reshape(len(images), -1) / np.float32(255)).astype(np.float32)
 
 
-def pack_u8(images: np.ndarray) -> np.ndarray:
-    """uint8 images (N, 28, 28) -> uint32 (N, 196): four pixels per word, 4x less to upload than float32.
-
-    Pixel p of image i sits in word i * 196 + p / 4, byte p % 4 (little-endian), so a shader reads it as
-        float(( packed[i * 196 + p / 4] >> (8 * (p % 4)) ) & 0xFFu) / 255.0
-    """
-    images = np.asarray(images)
-    if images.dtype != np.uint8:
-        raise TypeError(f"pack_u8 takes the raw uint8 images from load_mnist, not normalise()'s float32 "
-                        f"(got {images.dtype.name})")
-    flat = np.ascontiguousarray(images.reshape(len(images), -1))
-    if flat.shape[1] % 4:
-        raise ValueError(f"pack_u8 needs a multiple of 4 pixels per image, got {flat.shape[1]}")
-    return flat.view("<u4").astype(np.uint32, copy=False)
-
-
 def pack_images(images: np.ndarray, n_pixels: int | None = None) -> np.ndarray:
-    """uint8 images (N, ...) -> uint32 (N, ceil(P / 4)), four pixels per word as in pack_u8.
+    """uint8 images (N, ...) -> uint32 (N, ceil(P / 4)): four pixels per word, 4x less to upload than float32.
 
     P is the pixels per image (or `n_pixels`, which must be at least that); each row is zero-padded to a
-    multiple of 4 pixels. Already packed uint32 (N, W) is returned unchanged, so callers can take either.
+    multiple of 4 pixels. Pixel p of image i sits in word i * W + p / 4 (W = ceil(P / 4)), byte p % 4
+    (little-endian), so a shader reads it as
+        float(( packed[i * W + p / 4] >> (8 * (p % 4)) ) & 0xFFu) / 255.0
+    Already packed uint32 (N, W) is returned unchanged, so callers can take either. MNIST's 784 pixels
+    need no padding, and then packing is a reinterpretation of the same bytes (no copy if contiguous).
     """
     images = np.asarray(images)
     if images.dtype == np.uint32 and images.ndim == 2:
@@ -174,6 +229,9 @@ def pack_images(images: np.ndarray, n_pixels: int | None = None) -> np.ndarray:
     pixels = flat.shape[1] if n_pixels is None else int(n_pixels)
     if pixels < flat.shape[1]:
         raise ValueError(f"pack_images: n_pixels={pixels} is less than the {flat.shape[1]} pixels per image")
-    padded = np.zeros((len(flat), -(-pixels // 4) * 4), dtype=np.uint8)
-    padded[:, :flat.shape[1]] = flat
+    if pixels == flat.shape[1] and pixels % 4 == 0:
+        padded = np.ascontiguousarray(flat)
+    else:
+        padded = np.zeros((len(flat), -(-pixels // 4) * 4), dtype=np.uint8)
+        padded[:, :flat.shape[1]] = flat
     return padded.view("<u4").astype(np.uint32, copy=False)

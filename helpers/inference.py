@@ -2,10 +2,10 @@
 
 Introduced in notebook 03. Each layer is one dispatch of glsl/dense_3_tiled.comp (the fastest matmul
 rung with the bias and ReLU applied before its store); with packed=True the first layer is
-glsl/dense_4_u8.comp, which reads uint8 pixels four to a word (helpers.data.pack_u8).
+glsl/dense_4_u8.comp, which reads uint8 pixels four to a word (helpers.data.pack_images).
 
     fwd = BatchedForward(ctx, params, capacity=10_000)          # weights and buffers allocated once
-    n = fwd.upload(X)              # float32 (n, 784), or with packed=True uint32 (n, 196) from pack_u8
+    n = fwd.upload(X)              # float32 (n, 784), or with packed=True uint32 (n, 196) from pack_images
     fwd.dispatch(n)                # two dispatches, each followed by a memory barrier
     logits = fwd.read(n)           # copy to a staging buffer, read into a preallocated array (a view)
     fwd.predict(X)                 # all of the above plus argmax, any number of rows
@@ -41,7 +41,7 @@ class BatchedForward:
         self.K, self.H = params["W1"].shape
         self.N = params["W2"].shape[1]
         if packed and self.K % 4:
-            raise ValueError(f"packed=True needs a multiple of 4 pixels per image (pack_u8); K is {self.K}")
+            raise ValueError(f"packed=True needs a multiple of 4 pixels per image (pack_images); K is {self.K}")
         self.weights = {k: gl.upload(ctx, np.ascontiguousarray(params[k], dtype=np.float32), k)
                         for k in ("W1", "b1", "W2", "b2")}
         width, dtype = (self.K // 4, np.uint32) if packed else (self.K, np.float32)
@@ -67,7 +67,7 @@ class BatchedForward:
         X = np.asarray(X)
         width = self.X.shape[1]
         if X.dtype != dtype or X.ndim != 2 or X.shape[1] != width or not 0 < len(X) <= self.capacity:
-            what = "uint32 (n, %d) from data.pack_u8" % width if self.packed else "float32 (n, %d)" % width
+            what = "uint32 (n, %d) from data.pack_images" % width if self.packed else "float32 (n, %d)" % width
             raise ValueError(f"BatchedForward(packed={self.packed}) takes {what} with 1 <= n <= capacity="
                              f"{self.capacity}; got {X.dtype} {X.shape}")
         self.X.buffer.write(np.ascontiguousarray(X))

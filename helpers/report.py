@@ -36,7 +36,7 @@ def matmul_rows(rows: list[dict]) -> list[str]:
 def inference_rows(rows: list[dict]) -> list[str]:
     out = []
     for r in rows:
-        if r["what"].startswith("pack_u8"):  # a view of the same bytes: no work worth a row
+        if r["what"].startswith(("pack_images", "pack_u8")):  # a view of the same bytes: no work worth a row (pack_u8: older JSON)
             continue
         value = _ms(r["seconds"]) + (f", {r['gbps']:.1f} GB/s" if "gbps" in r and "upload" in r["what"] else "")
         out.append(f"| 10,000 test images: {r['what']} | {value} | {r['clock']} |")

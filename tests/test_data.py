@@ -104,24 +104,26 @@ def test_download_manager_path_uses_the_tfds_cache(copy_of_mnist, tmp_path, monk
         return real(manual_dir=copy_of_mnist, **kwargs)
 
     monkeypatch.setattr(tfds.download, "DownloadManager", with_manual_dir)
+    monkeypatch.setattr(data, "reachable", lambda url: None)   # as if online: the probe is tested below
     (X_train, _), _ = data.load_mnist()
     assert X_train.shape == (60000, 28, 28)
 
 
-def test_pack_u8_puts_four_pixels_in_a_word():
+def test_pack_images_puts_four_pixels_in_a_word():
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, (3, 28, 28), dtype=np.uint8)
-    packed = data.pack_u8(images)
+    packed = data.pack_images(images)
     assert packed.shape == (3, 196) and packed.dtype == np.uint32
     flat = images.reshape(3, -1)
     for i, p in [(0, 0), (1, 401), (2, 783)]:
         assert (int(packed[i, p // 4]) >> (8 * (p % 4))) & 0xFF == flat[i, p]
+    assert not hasattr(data, "pack_u8"), "one packing function: pack_images"
 
 
-def test_pack_u8_rejects_normalised_floats():
+def test_pack_images_rejects_normalised_floats():
     images = np.zeros((2, 28, 28), dtype=np.uint8)
     with pytest.raises(TypeError, match="raw uint8 images from load_mnist"):
-        data.pack_u8(data.normalise(images))
+        data.pack_images(data.normalise(images))
 
 
 def test_pack_images_pads_rows_and_passes_packed_words_through():
@@ -136,7 +138,119 @@ def test_pack_images_pads_rows_and_passes_packed_words_through():
             assert (int(packed[i, p // 4]) >> (8 * (p % 4))) & 0xFF == expected
     assert data.pack_images(packed) is packed
     assert data.pack_images(images, n_pixels=20).shape == (3, 5)
-    mnist_like = rng.integers(0, 256, size=(2, 28, 28), dtype=np.uint8)
-    np.testing.assert_array_equal(data.pack_images(mnist_like), data.pack_u8(mnist_like))
-    with pytest.raises(TypeError, match="uint8"):
-        data.pack_images(images.astype(np.float32))
+    with pytest.raises(ValueError, match="n_pixels=8 is less than the 15"):
+        data.pack_images(images, n_pixels=8)
+    strided = rng.integers(0, 256, size=(4, 28, 28), dtype=np.uint8)[::2]   # not contiguous
+    np.testing.assert_array_equal(data.pack_images(strided), data.pack_images(strided.copy()))
+
+
+# --- corrupt .gz files given straight to read_idx -------------------------------------------------
+
+def _gz_variants(tmp_path):
+    """Three broken .gz files: bad deflate data (zlib.error), cut short (EOFError), not gzip (BadGzipFile)."""
+    header = bytes([0, 0, 0x08, 1]) + (4000).to_bytes(4, "big")
+    good = gzip.compress(header + bytes(range(250)) * 16)
+    flipped = bytearray(good)
+    for i in range(20, 60):
+        flipped[i] ^= 0x5A
+    return {"corrupt-idx1-ubyte.gz": bytes(flipped), "cut-idx1-ubyte.gz": good[: len(good) // 2],
+            "plain-idx1-ubyte.gz": header + bytes(10)}
+
+
+def test_read_idx_wraps_every_gzip_error_with_the_file_and_the_fix(tmp_path):
+    for name, raw in _gz_variants(tmp_path).items():
+        path = tmp_path / name
+        path.write_bytes(raw)
+        with pytest.raises(data.DatasetError) as err:
+            data.read_idx(path)
+        message = str(err.value)
+        assert name in message and "not a complete gzip file" in message, message
+        assert "replace it with a good copy" in message and "MNIST_DIR" in message, message
+
+
+# --- no network: the download fails in seconds, with the fix, and leaves nothing behind -----------
+
+OFFLINE_RUN = """
+import socket, sys, time
+sys.path.insert(0, sys.argv[1])
+if sys.argv[2] == "no-dns":
+    def no_dns(*args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    socket.getaddrinfo = no_dns
+from helpers import data
+start = time.perf_counter()
+try:
+    data.load_mnist()
+    print("LOADED")
+except data.DatasetError as exc:
+    print(f"SECONDS {time.perf_counter() - start:.2f}")
+    print(exc)
+"""
+
+
+def _closed_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]   # nothing listens there once the socket is closed
+
+
+@pytest.mark.parametrize("how", ["no-dns", "proxy-refuses"])
+def test_offline_download_fails_fast_with_the_fix_and_no_leftovers(tmp_path, how):
+    """No real download: name resolution is patched to fail, or the https proxy is a closed local port."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {k: v for k, v in os.environ.items() if k.lower() not in ("mnist_dir", "https_proxy", "http_proxy",
+                                                                     "all_proxy", "no_proxy")}
+    env["TFDS_DATA_DIR"] = str(tmp_path / "tfds")
+    if how == "proxy-refuses":
+        env["https_proxy"] = f"http://127.0.0.1:{_closed_port()}"
+        env["NO_PROXY"] = ""
+    try:   # importing tensorflow-datasets takes a few seconds; the stall this guards against took 205 s
+        run = subprocess.run([sys.executable, "-c", OFFLINE_RUN, str(root), how], env=env, capture_output=True,
+                             text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("an offline load_mnist() was still trying after 60 s")
+    assert "SECONDS" in run.stdout, run.stdout + run.stderr
+    seconds = float(run.stdout.split("SECONDS ")[1].split()[0])
+    assert seconds < 15, f"the offline error took {seconds} s"
+    message = run.stdout
+    assert "Could not download MNIST" in message and "cannot reach" in message, message
+    assert "set MNIST_DIR to a folder holding the four original files" in message and "network" in message
+    cache = tmp_path / "tfds" / "downloads"
+    assert not cache.exists() or not any(cache.rglob("*")), f"left behind: {list(cache.rglob('*'))}"
+
+
+def test_a_download_that_breaks_off_leaves_no_tmp_folders(tmp_path, monkeypatch):
+    """The server answers, then the transfer fails: tfds' `.tmp.*` folders (and partial files) are removed."""
+    import contextlib
+
+    from tensorflow_datasets.core.download import downloader
+
+    class Response:
+        headers = {}
+
+        def __init__(self, url):
+            self.url = url
+
+    @contextlib.contextmanager
+    def breaks_off(url, **kwargs):
+        def blocks():
+            yield b"\x1f\x8b partial"
+            raise ConnectionError("connection reset by peer (a test stand-in)")
+        yield Response(url), blocks()
+
+    monkeypatch.delenv("MNIST_DIR", raising=False)
+    monkeypatch.setenv("TFDS_DATA_DIR", str(tmp_path / "tfds"))
+    monkeypatch.setattr(data, "reachable", lambda url: None)
+    monkeypatch.setattr(downloader, "_open_url", breaks_off)
+    keep = tmp_path / "tfds" / "downloads" / "other_dataset"   # what was there before stays
+    keep.mkdir(parents=True)
+    with pytest.raises(data.DatasetError, match=r"(?s)ConnectionError.*set MNIST_DIR"):
+        data.load_mnist()
+    left = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "tfds").rglob("*"))
+    assert left == ["tfds/downloads", "tfds/downloads/other_dataset"], left

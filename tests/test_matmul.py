@@ -108,7 +108,7 @@ def test_batched_forward_predicts_like_numpy(ctx, rng):
     images = rng.integers(0, 256, (300, 28, 28), dtype=np.uint8)
     X = data.normalise(images)
     ref = reference.forward(params, X)[0]
-    for packed, inputs in ((False, X), (True, data.pack_u8(images))):
+    for packed, inputs in ((False, X), (True, data.pack_images(images))):
         fwd = BatchedForward(ctx, params, capacity=128, packed=packed)   # 300 rows: three chunks
         assert check.rel_error(fwd.logits(inputs[:100]), ref[:100]) < TOL
         assert (fwd.predict(inputs) == ref.argmax(axis=1)).all()

@@ -91,8 +91,70 @@ def test_divergence_names_the_step_and_the_fix():
     X = rng.random((64, 30)).astype(np.float32) * np.float32(1e12)   # unscaled inputs and a huge step
     y = rng.integers(0, 10, 64)
     params = ref.init_params(30, 32, 10, seed=0)
-    with pytest.raises(ref.TrainingDiverged, match=r"epoch 0, step 1: the loss is nan.*try lr=1e\+11"):
+    with pytest.raises(ref.TrainingDiverged, match=r"epoch 0, step 0: the loss is .*lr=1000000000000\.0 is too large.*"
+                                                   r"SGD at batch 128 trains it with lr=0\.3") as err:
         ref.train(params, X, y, epochs=5, batch_size=16, lr=1e12, progress=False)
+    assert "lr=1e+11" not in str(err.value), "the advice is a rate known to work, not a tenth of the bad one"
+
+
+def separable(n=600, n_in=30, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.random((n, n_in)).astype(np.float32)   # inputs in [0, 1], as MNIST after normalise
+    return X, X[:, :10].argmax(axis=1).astype(np.uint8)
+
+
+def test_a_finite_divergence_stops_in_the_first_epoch():
+    """lr=1e4 keeps the loss finite (~1e7, later 1e25) with inputs in [0, 1]; it must stop all the same."""
+    X, y = separable()
+    with pytest.raises(ref.TrainingDiverged) as err:
+        ref.train(ref.init_params(30, 32, 10, seed=0), X, y, epochs=3, batch_size=32, lr=1e4, progress=False)
+    message = str(err.value)
+    assert message.startswith("Training diverged at epoch 0, step "), message
+    loss = float(message.split("the loss is ")[1].split()[0])
+    assert np.isfinite(loss) and loss > 10 * np.log(10), message
+    assert "lr=10000.0 is too large" in message and "lr=0.3" in message
+
+
+def test_mnist_at_lr_1e4_stops_within_the_first_epoch(mnist_dir):
+    from helpers import data
+
+    (images, labels), _ = data.load_mnist(mnist_dir)
+    X, y = data.normalise(images[:6000]), labels[:6000]
+    with pytest.raises(ref.TrainingDiverged, match=r"^Training diverged at epoch 0, step \d+: .*lr=10000\.0"):
+        ref.train(ref.init_params(seed=0), X, y, epochs=1, batch_size=128, lr=1e4, progress=False)
+    history = ref.train(ref.init_params(seed=0), X, y, epochs=1, batch_size=128, lr=ref.WORKING_LR["SGD"],
+                        progress=False)   # the advised rate does not raise
+    assert history["loss"][0] < np.log(10)
+
+
+def test_nan_learning_rate_is_not_advised():
+    X, y = separable(n=64)
+    with pytest.raises(ref.TrainingDiverged) as err:
+        ref.train(ref.init_params(30, 32, 10, seed=0), X, y, epochs=1, batch_size=16, lr=float("nan"), progress=False)
+    message = str(err.value)
+    assert "lr=nan is not a usable number" in message and message.count("lr=nan") == 1, message
+    assert "lr=0.3" in message and "try lr=nan" not in message
+
+
+def test_check_loss_thresholds_and_optimizer_advice():
+    limit = 10 * np.log(10)
+    assert ref.check_loss(np.float32(2.3), epoch=0, step=0, lr=0.3) == pytest.approx(2.3)
+    assert ref.check_loss(limit - 0.01, epoch=0, step=0, lr=0.3) == pytest.approx(limit - 0.01)
+    for bad in (limit + 0.01, np.inf, -np.inf, np.nan):
+        with pytest.raises(ref.TrainingDiverged, match="epoch 2, step 7"):
+            ref.check_loss(bad, epoch=2, step=7, lr=5.0)
+    with pytest.raises(ref.TrainingDiverged, match=r"Adam at batch 128 trains it with lr=0\.001"):
+        ref.check_loss(np.nan, epoch=0, step=0, lr=1.0, optimizer="Adam")
+    with pytest.raises(ref.TrainingDiverged, match=r"Momentum at batch 128 trains it with lr=0\.05"):
+        ref.check_loss(np.nan, epoch=0, step=0, lr=1.0, optimizer="Momentum")
+    assert ref.check_loss(6 * np.log(100), epoch=0, step=0, lr=0.3, n_classes=100) > limit   # scales with classes
+    assert not hasattr(ref, "diverged_message"), "one divergence check: check_loss"
+
+
+def test_normal_training_does_not_raise():
+    X, y = separable()
+    history = ref.train(ref.init_params(30, 32, 10, seed=0), X, y, epochs=3, batch_size=32, lr=0.3, progress=False)
+    assert len(history["loss"]) == 3 and history["loss"][-1] < history["loss"][0]
 
 
 def test_epoch_order_depends_only_on_seed_and_epoch():

@@ -45,7 +45,7 @@ def run(ctx, quick: bool) -> list[dict]:
 def measure(ctx, params: dict, images: np.ndarray, repeat: int = 20) -> list[dict]:
     """Every phase of the forward pass over `images` (uint8 (n, 28, 28)), validated first; row dicts."""
     n = len(images)
-    X, packed = data.normalise(images), data.pack_u8(images)
+    X, packed = data.normalise(images), data.pack_images(images)
     clock = timing.Clock(ctx)
     fwd = BatchedForward(ctx, params, n)
     fwd8 = BatchedForward(ctx, params, n, packed=True)
@@ -77,7 +77,7 @@ def measure(ctx, params: dict, images: np.ndarray, repeat: int = 20) -> list[dic
         holder[0].release()
         return seconds
     add("upload float32 into a fresh buffer", _median(fresh_buffer, repeat), wall, X.nbytes)
-    add("pack_u8 on the CPU (once per data set)", _median(_wall(lambda: data.pack_u8(images)), repeat), "wall clock")
+    add("pack_images on the CPU (once per data set)", _median(_wall(lambda: data.pack_images(images)), repeat), "wall clock")
 
     fwd.upload(X), fwd8.upload(packed)
     warm_up(ctx, lambda: fwd.dispatch(n), 0.2 if n >= 10_000 else 0.0)   # an idle GPU starts at low clocks
