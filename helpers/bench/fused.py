@@ -23,33 +23,18 @@ from pathlib import Path
 import numpy as np
 
 from .. import data, fused_mlp, gl, reference
-from .train import time_epochs, torch_epochs
+from ..gpu_mlp import GPUTrainer
+from .profile import empty_epochs, epoch_phases, profile_step, time_epochs
+from .train import torch_epochs
 
 BATCH, LR, HIDDEN, WIDE = 128, 0.3, 128, 800
-EMPTY = "#version 430\nlayout(local_size_x = 64) in;\nvoid main() {}\n"  # the floor: a dispatch doing nothing
-RESULTS_FILE = Path(__file__).resolve().parent.parent / "notebooks" / "results" / "bench-h100.json"
+CLOCK = "wall clock, ctx.finish() / torch.cuda.synchronize() at both ends"
+RESULTS_FILE = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "bench-h100.json"
 
 
 def _row(name: str, times: list[float], **extra) -> dict:
     return {"name": name, "ms": 1e3 * statistics.median(times), "min_ms": 1e3 * min(times), "epochs": len(times),
-            "clock": "wall clock, finish at the end", **extra}
-
-
-def empty_epochs(ctx, steps: int, groups: list[int], epochs: int = 3) -> list[float]:
-    """Epochs of empty dispatches: `steps` steps of one dispatch + barrier per entry of `groups` (its
-    work-group count), no work in them: the floor a trainer with that dispatch pattern cannot go under."""
-    empty = ctx.compute_shader(EMPTY)
-    bits = fused_mlp._SSBO_BARRIER
-
-    def epoch(_):
-        for _s in range(steps):
-            for g in groups:
-                empty.run(*(g if isinstance(g, tuple) else (g,)))
-                ctx.memory_barrier(bits)
-
-    times = time_epochs(epoch, ctx.finish, epochs)
-    empty.release()
-    return times
+            "clock": CLOCK, **extra}
 
 
 def torch_rows(images, labels, orders, hidden: int, repeat: int) -> tuple[list[dict], str]:
@@ -168,19 +153,21 @@ def run(ctx, quick: bool) -> list[dict]:
     def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None):
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                      optimizer=optimizer, batch_size=BATCH, seed=0)
-        times = time_epochs(lambda e: trainer.run_epoch(e, order=orders[e % len(orders)]), ctx.finish, epochs)
+        losses = []
+        times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
+                            ctx.finish, epochs)
         kind = type(optimizer).__name__
-        row = _row(name or f"fused 784-{hidden}-10 {kind}", times, dispatches_per_step=fused_mlp.DISPATCHES_PER_STEP,
-                   barriers_per_step=fused_mlp.BARRIERS_PER_STEP, steps=steps, samples_per_group=trainer.S,
-                   loss=float(np.mean(trainer.losses)))
+        row = _row(name or f"fused 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
+                   barriers_per_step=trainer.dispatches_per_step, steps=steps, samples_per_group=trainer.S,
+                   loss=losses[-1])
         return trainer, row
 
     trainer, main = fused(reference.SGD(LR))
-    profile = trainer.profile_step(repeat=2 if quick else 50)
+    profile = profile_step(trainer, repeat=2 if quick else 50)
     main["profile"] = {k: v for k, v in profile.items() if k != "kernel"}
     main["kernel_us"] = {k: 1e6 * v for k, v in profile["kernel"].items()}
-    main["phases"] = trainer.epoch_phases(profile, main["ms"] / 1e3)
-    floor = empty_epochs(ctx, steps, trainer.groups(0))
+    main["phases"] = epoch_phases(trainer, profile, main["ms"] / 1e3)
+    floor = empty_epochs(ctx, steps, [groups for _, groups in trainer.dispatches(0)])
     main["bound_ms"] = 1e3 * statistics.median(floor)  # the dispatch bound, measured in this run
     rows.append(main)
     rows.append(_row(f"floor: {steps}×2 empty dispatches + barriers", floor,
@@ -194,21 +181,17 @@ def run(ctx, quick: bool) -> list[dict]:
     rows.append(row)
     t.release()
 
-    try:  # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
-        from . import gpu_mlp
-
-        unfused = gpu_mlp.GPUTrainer(ctx, reference.init_params(seed=0), images, labels, batch_size=BATCH, lr=LR)
-        times = time_epochs(lambda e: unfused.train_epoch(e), ctx.finish, repeat)
-        floor = empty_epochs(ctx, steps, list(unfused.groups(BATCH).values()))
-        rows.append(_row("unfused 784-128-10 SGD (notebook 04)", times, dispatches_per_step=unfused.dispatches_per_step,
-                         barriers_per_step=unfused.barriers_per_step, steps=steps,
-                         bound_ms=1e3 * statistics.median(floor)))
-        unfused.release()
-        rows.append(_row(f"floor: {steps}×{unfused.dispatches_per_step} empty dispatches + barriers", floor,
-                         dispatches_per_step=unfused.dispatches_per_step, barriers_per_step=unfused.barriers_per_step,
-                         steps=steps))
-    except Exception as exc:  # not written yet, or its API changed: say so, keep the rest
-        rows.append({"name": "unfused 784-128-10 SGD (notebook 04)", "error": f"{type(exc).__name__}: {exc}"})
+    # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
+    unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
+                         batch_size=BATCH)
+    times = time_epochs(lambda e: unfused.run_epoch(e, order=orders[e % len(orders)]), ctx.finish, repeat)
+    floor = empty_epochs(ctx, steps, [groups for _, groups in unfused.dispatches(0)])
+    per_step = unfused.dispatches_per_step
+    rows.append(_row("unfused 784-128-10 SGD (notebook 04)", times, dispatches_per_step=per_step,
+                     barriers_per_step=per_step, steps=steps, bound_ms=1e3 * statistics.median(floor)))
+    unfused.release()
+    rows.append(_row(f"floor: {steps}×{per_step} empty dispatches + barriers", floor,
+                     dispatches_per_step=per_step, barriers_per_step=per_step, steps=steps))
 
     rows_torch, torch_note = torch_rows(images, labels, orders, HIDDEN, repeat)
     for row in rows_torch:
@@ -227,9 +210,9 @@ def run(ctx, quick: bool) -> list[dict]:
               f"{str(row.get('barriers_per_step', '')):>8s} {ratio}")
     print(f"fused SGD: kernels per step {', '.join(f'{k} {v:.1f} µs' for k, v in main['kernel_us'].items())} "
           f"({profile['clock']}); step {1e6 * profile['step']:.1f} µs, Python issue {1e6 * profile['issue']:.1f} µs")
-    print(f"dispatch bound (the floor measured above: {steps} steps × {fused_mlp.DISPATCHES_PER_STEP} empty "
+    print(f"dispatch bound (the floor measured above: {steps} steps × {main['dispatches_per_step']} empty "
           f"dispatches + barriers, wall clock) {main['bound_ms']:.2f} ms per epoch, "
-          f"{1e3 * main['bound_ms'] / (steps * fused_mlp.DISPATCHES_PER_STEP):.1f} µs a dispatch; the fused epoch "
+          f"{1e3 * main['bound_ms'] / (steps * main['dispatches_per_step']):.1f} µs a dispatch; the fused epoch "
           f"{main['ms']:.2f} ms is {main['ms'] / main['bound_ms']:.2f}× that on {gl.describe(ctx)}; "
           f"target 30 ms per epoch: {'met' if main['ms'] <= 30 else 'not met'}")
     return rows

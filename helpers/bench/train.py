@@ -19,7 +19,9 @@ import time
 import numpy as np
 
 from .. import data, gl, reference
-from ..gpu_mlp import PARAM_NAMES, STEP, GPUTrainer
+from ..gpu_mlp import STEP, GPUTrainer
+from ..mlp import PARAM_NAMES
+from .profile import epoch_seconds, profile_step, time_epochs
 
 BATCH, LR, SEED = 128, 0.3, 0
 
@@ -27,25 +29,6 @@ BATCH, LR, SEED = 128, 0.3, 0
 def sizes(quick: bool) -> tuple[int, int]:
     """(training images, timed epochs after the warm-up)."""
     return (4096, 2) if quick else (60_000, 5)
-
-
-def time_epochs(run_epoch, finish, epochs: int, warmup: int = 1) -> list[float]:
-    """Wall-clock seconds of `epochs` calls run_epoch(e) after `warmup` untimed ones; finish() around each.
-    Every epoch timing of the training benchmarks (GLSL, fused, PyTorch) goes through here."""
-    times = []
-    for e in range(warmup + epochs):
-        finish()
-        start = time.perf_counter()
-        run_epoch(e)
-        finish()
-        if e >= warmup:
-            times.append(time.perf_counter() - start)
-    return times
-
-
-def gpu_epochs(trainer: GPUTrainer, epochs: int, readback_every: int = 50) -> list[float]:
-    """Wall-clock seconds of `epochs` epochs after one untimed warm-up epoch."""
-    return time_epochs(lambda e: trainer.train_epoch(e, readback_every), trainer.ctx.finish, epochs)
 
 
 def torch_epochs(images, labels, params: dict, epochs: int):
@@ -97,11 +80,12 @@ def run(ctx, quick: bool) -> list[dict]:
     n, epochs = sizes(quick)
     images, labels = X_train[:n], y_train[:n]
     params = reference.init_params(seed=SEED)
-    trainer = GPUTrainer(ctx, params, images, labels, batch_size=BATCH, lr=LR, seed=SEED)
+    trainer = GPUTrainer(ctx, params, images, labels, optimizer=reference.SGD(LR), batch_size=BATCH, seed=SEED)
+    trainer.add_eval_set("test", X_test, y_test)
     steps = trainer.steps_per_epoch
-    gl_times = gpu_epochs(trainer, epochs)
-    test_acc = trainer.accuracy(X_test, y_test)
-    profile = trainer.profile_step()
+    gl_times = epoch_seconds(trainer, epochs)
+    test_acc = trainer.accuracy("test")
+    profile = profile_step(trainer)
     gl_epoch = statistics.median(gl_times)
     torch_times, torch_device = torch_epochs(images, labels, params, epochs)
     np_epoch = numpy_epoch(images, labels, params)
@@ -109,11 +93,11 @@ def run(ctx, quick: bool) -> list[dict]:
     clock = "wall clock, ctx.finish() / torch.cuda.synchronize() at both ends"
     print(f"one epoch of 784-128-10, batch {BATCH}, {n} images ({steps} steps, last batch {n - (steps - 1) * BATCH}), "
           f"median of {epochs} epochs after 1 warm-up; {clock}")
-    print(f"GLSL step: {trainer.dispatches_per_step} dispatches + {trainer.barriers_per_step} barriers, "
+    print(f"GLSL step: {trainer.dispatches_per_step} dispatches + {trainer.dispatches_per_step} barriers, "
           f"readback every 50 steps; test accuracy after {epochs + 1} epochs: {100 * test_acc:.2f} %")
     rows = [{"name": "GLSL (ModernGL)", "epoch_s": gl_epoch, "epochs_s": gl_times, "images": n, "batch": BATCH,
              "steps": steps, "step_us": gl_epoch / steps * 1e6, "dispatches_per_step": trainer.dispatches_per_step,
-             "barriers_per_step": trainer.barriers_per_step, "test_acc": test_acc, "clock": clock}]
+             "barriers_per_step": trainer.dispatches_per_step, "test_acc": test_acc, "clock": clock}]
     if torch_times is not None:
         rows.append({"name": "PyTorch eager (CUDA fp32, TF32 off)", "epoch_s": statistics.median(torch_times),
                      "epochs_s": torch_times, "images": n, "batch": BATCH, "steps": steps,
@@ -152,53 +136,44 @@ CANDIDATES = {
     "xent": [{"LOCAL": local} for local in (32, 64, 128, 256)],
     "backward2": [{"LX": lx, "BS": bs} for lx in (32, 64, 128, 256) for bs in (1, 2, 4, 8) if lx * bs <= 1024],
     "backward1": [{"LX": lx, "BS": bs} for lx in (32, 64, 128) for bs in (1, 2, 4, 8, 16) if lx * bs <= 1024],
-    "sgd": [{"LOCAL": local} for local in (64, 128, 256, 512)],
+    "update": [{"LOCAL": local} for local in (64, 128, 256, 512)],
 }
 
 
 def tune(ctx, quick: bool, repeat: int = 20) -> dict:
-    """For each step shader, time every candidate's dispatch (clock of timing.Clock); print the best."""
-    from .timing import Clock
+    """For each step shader, time every candidate's dispatch (profile_step) on a trainer built with it;
+    print the best, then the epoch with the defaults and with the best of each."""
+    from ..timing import Clock
 
     (X_train, y_train), _ = data.load_mnist()
     n = 512 if quick else 60_000
     repeat = 2 if quick else repeat
-    trainer = GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n], batch_size=BATCH,
-                         lr=LR, seed=SEED)
     clock = Clock(ctx)
-    names = dict(STEP)
+
+    def trainer(defines=None):
+        return GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n],
+                          optimizer=reference.SGD(LR), batch_size=BATCH, seed=SEED, defines=defines)
+
     best = {}
     for role, candidates in CANDIDATES.items():
-        if quick:
-            candidates = candidates[:3]
-        name, results = names[role], []
-        for defines in candidates:
+        name, results = STEP[role], []
+        for defines in candidates[:3] if quick else candidates:
             try:
-                kernel = gl.Kernel(ctx, name, {**trainer.defines.get(name, {}), **defines})
+                t = trainer({name: defines})
             except gl.ShaderError as exc:
                 print(f"  {name} {defines}: does not compile ({str(exc).splitlines()[-1].strip()})")
                 continue
-            trainer.kernels.pop(role).program.release()  # the replaced program
-            trainer.kernels[role] = kernel
-            trainer._set_constant_uniforms()
-            trainer.rebuild_plan()
-            profile = trainer.profile_step(repeat=repeat)
-            results.append((profile["kernel"][name], defines))
+            results.append((profile_step(t, repeat=repeat)["kernel"][name], defines))
+            t.release()
         results.sort(key=lambda item: item[0])
         print(f"{name} ({clock.source}):  " + "  ".join(
             f"{' '.join(f'{k}={v}' for k, v in d.items())}: {t * 1e6:.1f}µs" for t, d in results[:6]))
         best[name] = results[0][1]
-        trainer.kernels.pop(role).program.release()
-        trainer.kernels[role] = gl.Kernel(ctx, name, {**trainer.defines.get(name, {}), **results[0][1]})
-        trainer._set_constant_uniforms()
-        trainer.rebuild_plan()
-    trainer.release()
     print("best:", best)
     for label, defines in (("defaults", None), ("tuned", best)):
-        t = GPUTrainer(ctx, reference.init_params(seed=SEED), X_train[:n], y_train[:n], batch_size=BATCH, lr=LR,
-                       seed=SEED, defines=defines)
-        times = gpu_epochs(t, 3)
-        profile = t.profile_step(repeat=repeat)
+        t = trainer(defines)
+        times = epoch_seconds(t, 3)
+        profile = profile_step(t, repeat=repeat)
         print(f"{label}: epoch {statistics.median(times) * 1e3:.1f} ms, step {profile['step'] * 1e6:.1f} µs, "
               f"kernels {profile['kernel_total'] * 1e6:.1f} µs, issue {profile['issue'] * 1e6:.1f} µs")
         t.release()
@@ -208,7 +183,7 @@ def tune(ctx, quick: bool, repeat: int = 20) -> dict:
 if __name__ == "__main__":
     import argparse
 
-    from . import mode
+    from .. import mode
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tune", action="store_true", help="sweep the step shaders' #defines")

@@ -1,0 +1,156 @@
+"""Measuring the trainers (notebooks 04 and 05, and the train / fused benchmarks): the one place that times
+epochs, takes a step apart, measures the empty-dispatch floor, and shows what a mapped buffer costs.
+
+    times = epoch_seconds(trainer, epochs=5)            # back to back, after one warm-up epoch
+    profile = profile_step(trainer)                     # each dispatch, an empty one, a step, a readback
+    phases = epoch_phases(trainer, profile, median)     # upload / kernel / readback / dispatch of an epoch
+    floor = empty_epochs(ctx, steps, [groups, ...])     # the same dispatch pattern with no work in it
+
+Kernels are timed by timing.Clock: GPU timer queries on a GPU, the wall clock around ctx.finish() on a
+software renderer (whose timer queries mean nothing). Epochs are wall clock with ctx.finish() at both ends.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+import moderngl
+import numpy as np
+
+from .. import gl, reference, timing
+
+EMPTY_SHADER = "#version 430\nlayout(local_size_x = 64) in;\nvoid main() {}\n"  # a dispatch doing nothing
+BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
+
+
+def time_epochs(run_epoch, finish, epochs: int, warmup: int = 1) -> list[float]:
+    """Wall-clock seconds of `epochs` calls run_epoch(e) after `warmup` untimed ones; finish() around each.
+    Every epoch timing of the series (GLSL trainers, PyTorch, the floor) goes through here."""
+    times = []
+    for e in range(warmup + epochs):
+        finish()
+        start = time.perf_counter()
+        run_epoch(e)
+        finish()
+        if e >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def epoch_seconds(trainer, epochs: int, warmup: int = 1) -> list[float]:
+    """Seconds of `epochs` of the trainer's epochs back to back (a GPU left idle drops its clocks)."""
+    return time_epochs(trainer.run_epoch, trainer.ctx.finish, epochs, warmup)
+
+
+def warm_up(ctx, issue_step, seconds: float | None = None) -> None:
+    """Run steps for `seconds` (default 0.2 s on a GPU, none on a software renderer), untimed, so a GPU that
+    sat idle is back at its working clocks before anything is timed."""
+    seconds = (0.0 if gl.is_software(ctx) else 0.2) if seconds is None else seconds
+    until = time.perf_counter() + seconds
+    while time.perf_counter() < until:
+        for _ in range(20):
+            issue_step()
+        ctx.finish()
+
+
+def dispatch_seconds(ctx, program, groups, repeat: int, clock) -> float:
+    """One dispatch of `program` with `groups` plus its barrier, in a stream of `repeat` back-to-back
+    copies (what it adds to a step while the GPU is kept busy); the median of three streams."""
+    def stream():
+        for _ in range(repeat):
+            program.run(*groups)
+            ctx.memory_barrier(BARRIER)
+    program.run(*groups)  # warm-up
+    return statistics.median(clock.kernel(stream) for _ in range(3)) / repeat
+
+
+def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = None) -> dict:
+    """One full-size step of either trainer taken apart; parameters, optimizer state and counts restored.
+
+    Seconds: kernel[file] one dispatch + barrier (dispatch_seconds, uniforms of step 0 of epoch 0);
+    empty, the same for a dispatch that does nothing (the fixed cost of a dispatch + barrier); and by the
+    wall clock: step (one step in a stream of `repeat`), issue (Python's time to queue one), readback
+    (the losses of check_every steps) and order_upload (one epoch's order). overhead = step - kernels.
+    """
+    ctx, clock = trainer.ctx, clock or timing.Clock(trainer.ctx)
+    saved = {name: trainer.read(name) for name in ("params", "m", "v") if name in trainer.arrays}
+    t, counts = trainer.t, dict(trainer._counts)
+    trainer.start_epoch(0)
+    trainer.step(0)  # sets step 0's uniforms (and the batch size)
+    warm_up(ctx, lambda: trainer.step(0), warmup)
+    kernel = {k.name: dispatch_seconds(ctx, k.program, groups, repeat, clock) for k, groups in trainer.dispatches(0)}
+    empty_program = ctx.compute_shader(EMPTY_SHADER)
+    empty = dispatch_seconds(ctx, empty_program, (1, 1, 1), repeat, clock)
+    empty_program.release()
+
+    def steps():
+        for _ in range(repeat):
+            trainer.step(0)
+    steps()
+    step = statistics.median(clock.wall(steps) for _ in range(3)) / repeat
+    ctx.finish()
+    start = time.perf_counter()
+    steps()
+    issue = (time.perf_counter() - start) / repeat
+    ctx.finish()
+    reads = min(trainer.check_every, trainer.steps_per_epoch)
+    readback = statistics.median(clock.wall(lambda: trainer.loss_sums(0, reads)) for _ in range(5))
+    order = reference.epoch_order(trainer.n, 0, trainer.seed)
+    order_upload = statistics.median(clock.wall(lambda: trainer.write("order", order)) for _ in range(5))
+    for name, values in saved.items():
+        trainer.write(name, values)
+    trainer.t, trainer._counts = t, counts
+    total = sum(kernel.values())
+    return {"kernel": kernel, "kernel_total": total, "empty": empty, "step": step, "issue": issue,
+            "overhead": max(step - total, 0.0), "readback": readback, "readback_steps": reads,
+            "order_upload": order_upload, "clock": clock.source, "batch": trainer.batch(0)[1],
+            "dispatches_per_step": trainer.dispatches_per_step, "barriers_per_step": trainer.dispatches_per_step}
+
+
+def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
+    """One epoch in seconds, from profile_step's profile: upload (the order), kernel (each kernel's work
+    beyond an empty dispatch's cost, every step), readback (one per check), and dispatch: the rest of the
+    wall clock (the fixed cost of each dispatch and barrier, the GPU waiting for Python)."""
+    steps = trainer.steps_per_epoch
+    kernel = sum(max(t - profile["empty"], 0.0) for t in profile["kernel"].values()) * steps
+    readback = profile["readback"] * -(-steps // trainer.check_every)
+    upload = profile["order_upload"]
+    return {"upload": upload, "kernel": kernel, "readback": readback,
+            "dispatch": max(epoch_seconds - kernel - readback - upload, 0.0)}
+
+
+def empty_epochs(ctx, steps: int, groups: list, epochs: int = 3) -> list[float]:
+    """Epochs of empty dispatches: `steps` steps of one dispatch + barrier per entry of `groups` (its
+    work-group counts), no work in them: the floor a trainer with that dispatch pattern cannot go under."""
+    program = ctx.compute_shader(EMPTY_SHADER)
+
+    def epoch(_):
+        for _ in range(steps):
+            for g in groups:
+                program.run(*g)
+                ctx.memory_barrier(BARRIER)
+    times = time_epochs(epoch, ctx.finish, epochs)
+    program.release()
+    return times
+
+
+def mapped_read_effect(trainer, buffer: str = "dZ1", reads: int = 5, repeat: int = 30, clock=None) -> dict:
+    """What mapping a kernel's buffer does to the kernels that use it afterwards (notebook 04).
+
+    Times every dispatch of a step (profile_step's kernel figures) three times: as the trainer is; after
+    `reads` reads of trainer.arrays[buffer] through the staging buffer (GPUArray.read, what the trainers
+    do); after `reads` reads of the same buffer by mapping it (moderngl's Buffer.read, what the trainers
+    did before). Returns {"as is" | "staged reads" | "mapped reads": {file: seconds}}. The buffer stays
+    wherever the driver put it: use a throwaway trainer.
+    """
+    array = trainer.arrays[buffer]
+    result = {"as is": profile_step(trainer, repeat, clock)["kernel"]}
+    for _ in range(reads):
+        array.read()
+    result["staged reads"] = profile_step(trainer, repeat, clock)["kernel"]
+    for _ in range(reads):
+        trainer.ctx.memory_barrier()
+        array.buffer.read(size=array.nbytes, offset=array.offset)  # maps the buffer into the CPU's memory
+    result["mapped reads"] = profile_step(trainer, repeat, clock)["kernel"]
+    return result

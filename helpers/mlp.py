@@ -1,0 +1,364 @@
+"""What the two GPU trainers share: one API, one parameter layout, one way to load data and evaluate.
+
+Introduced in notebook 04 (GPUTrainer, six dispatches a step, helpers/gpu_mlp.py); notebook 05's FusedMLP
+(two dispatches, helpers/fused_mlp.py) is its sibling. Both are `Trainer`s:
+
+    trainer = GPUTrainer(ctx, reference.init_params(seed=0), X_train_u8, y_train,
+                         optimizer=reference.SGD(0.3), batch_size=128, seed=0, check_every=50)
+    trainer.add_eval_set("test", X_test_u8, y_test)          # uploaded once, evaluated on the GPU
+    history = trainer.train(10, live=plots.LivePlot(...))   # loss, train_acc, test_acc, seconds, lr
+    trainer.accuracy("test"); trainer.read_params(); trainer.save("mlp.npz")
+
+A subclass makes its kernels and buffers, binds them (`bind`), and says what one training step is (`step`),
+how the losses come back (`loss_sums`) and how it predicts (`predict`). Everything else is here: the data
+(the training images stay on the GPU as four uint8 pixels a uint32 word, the labels too, and each epoch's
+shuffle is one write of an order buffer, 4 bytes a sample), the epoch loop that reads the losses every
+`check_every` steps and stops a diverging run, evaluation sets, parameters in and out, counting.
+
+The buffers are named GPUArrays in `trainer.arrays`; `trainer.read(name)` / `trainer.write(name, values)`
+go through the context's staging buffer (gl.GPUArray), so no buffer a kernel uses is mapped by the CPU.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import data, gl, reference
+
+PARAM_NAMES = ("W1", "b1", "W2", "b2")
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameters as one flat buffer
+# ---------------------------------------------------------------------------------------------
+
+def param_shapes(K: int, H: int, C: int) -> dict:
+    """{W1: (K, H), b1: (H,), W2: (H, C), b2: (C,)}: the K-H-C MLP's parameter shapes."""
+    return {"W1": (K, H), "b1": (H,), "W2": (H, C), "b2": (C,)}
+
+
+def param_layout(shapes: dict, align: int = 1) -> tuple[dict, int]:
+    """{name: (first, size)} in floats for W1, b1, W2, b2 back to back, each start a multiple of `align`
+    floats (64 floats = 256 bytes lets each be bound as its own range); and the total floats."""
+    layout, offset = {}, 0
+    for name in PARAM_NAMES:
+        size = int(np.prod(shapes[name]))
+        layout[name] = (offset, size)
+        offset += -(-size // align) * align
+    return layout, offset
+
+
+def flatten(params: dict, layout: dict, total: int) -> np.ndarray:
+    """W1, b1, W2, b2 into one float32 vector laid out by param_layout (gaps 0)."""
+    flat = np.zeros(total, np.float32)
+    for name, (first, size) in layout.items():
+        value = np.asarray(params[name])
+        if value.size != size:
+            raise ValueError(f"{name} has {value.size} values; this net's {name} has {size}")
+        flat[first:first + size] = value.astype(np.float32).reshape(-1)
+    return flat
+
+
+def unflatten(flat: np.ndarray, layout: dict, shapes: dict) -> dict:
+    """The inverse of flatten: {name: array of shapes[name]} (copies)."""
+    return {name: np.array(flat[first:first + size], np.float32).reshape(shapes[name])
+            for name, (first, size) in layout.items()}
+
+
+def save_params(path, params: dict) -> Path:
+    """np.savez of W1, b1, W2, b2 (float32). Returns the path written (np.savez adds .npz if missing)."""
+    path = Path(path)
+    if path.suffix != ".npz":
+        path = path.with_name(path.name + ".npz")
+    np.savez(path, **{name: np.asarray(params[name], np.float32) for name in PARAM_NAMES})
+    return path
+
+
+def load_params(path) -> dict:
+    """The W1, b1, W2, b2 saved by save_params, as float32 arrays; a clear error if one is missing."""
+    with np.load(path) as saved:
+        missing = [name for name in PARAM_NAMES if name not in saved.files]
+        if missing:
+            raise KeyError(f"{path} holds {saved.files}, not the MLP parameters {missing}: "
+                           "was it written by trainer.save (mlp.save_params)?")
+        return {name: saved[name].astype(np.float32) for name in PARAM_NAMES}
+
+
+# ---------------------------------------------------------------------------------------------
+# Data checks
+# ---------------------------------------------------------------------------------------------
+
+def pack_images(images, n_pixels: int) -> np.ndarray:
+    """uint8 images (n, 28, 28) or (n, K) -> uint32 (n, ceil(K/4)) by data.pack_images (packed uint32
+    passes through), after checking that the images have the net's n_pixels inputs."""
+    images = np.asarray(images)
+    if images.dtype == np.uint8 and images.reshape(len(images), -1).shape[1] != n_pixels:
+        raise ValueError(f"images have {images.reshape(len(images), -1).shape[1]} pixels each, but W1 has "
+                         f"{n_pixels} rows: pass images of the size the net was built for")
+    words = data.pack_images(images, n_pixels)
+    if words.shape[1] != -(-n_pixels // 4):
+        raise ValueError(f"packed images have {words.shape[1]} words a row; W1's {n_pixels} rows need "
+                         f"{-(-n_pixels // 4)}")
+    return words
+
+
+def check_labels(labels, n_images: int, n_classes: int) -> np.ndarray:
+    """The labels as int64 after checking them: integers, one per image, each in 0..n_classes-1 (a label
+    outside would make the shaders read past the logits and train on garbage without an error)."""
+    if labels is None:
+        raise ValueError(f"training needs one label per image: got {n_images} images and no labels")
+    labels = np.asarray(labels)
+    if labels.ndim != 1 or len(labels) != n_images:
+        raise ValueError(f"training needs one label per image: got {n_images} images and labels of shape "
+                         f"{labels.shape}")
+    if labels.size and not np.issubdtype(labels.dtype, np.integer):
+        raise TypeError(f"labels must be integers (class numbers 0..{n_classes - 1}), got {labels.dtype}")
+    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+        raise ValueError(f"labels must lie in 0..{n_classes - 1} (the net has {n_classes} outputs); "
+                         f"got {labels.min()}..{labels.max()}")
+    return labels.astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# The trainers' common API
+# ---------------------------------------------------------------------------------------------
+
+class Trainer:
+    """Training of a K-H-C MLP on the GPU; a subclass supplies the kernels (see the module docstring).
+
+    params: W1 (K, H), b1 (H,), W2 (H, C), b2 (C,) float32. images: uint8 (n, 28, 28) or (n, K), and
+    labels (n,) integers < C, uploaded once; both None for a model that only predicts. optimizer: a
+    reference.SGD, Momentum or Adam: its hyperparameters are read, its state lives on the GPU.
+    """
+
+    OPTIMIZERS = ("SGD", "Momentum", "Adam")
+    dispatches_per_step = 0  # set by each subclass; every dispatch is followed by one barrier
+
+    def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
+                 seed: int = 0, check_every: int = 50, align: int = 1):
+        self.ctx, self.seed, self.batch_size = ctx, int(seed), int(batch_size)
+        self.check_every = int(check_every)
+        if self.batch_size < 1 or self.check_every < 1:
+            raise ValueError(f"batch_size and check_every must be at least 1, got {batch_size}, {check_every}")
+        self.optimizer = optimizer if optimizer is not None else reference.SGD(0.3)
+        self.kind = type(self.optimizer).__name__
+        if self.kind not in self.OPTIMIZERS:
+            raise TypeError(f"optimizer must be reference.SGD, Momentum or Adam, got {self.kind}")
+        shapes = {name: np.shape(params[name]) for name in PARAM_NAMES}
+        (self.K, self.H), self.C = shapes["W1"], shapes["W2"][1]
+        if shapes != param_shapes(self.K, self.H, self.C):
+            raise ValueError(f"parameter shapes {shapes} do not form a K-H-C MLP; expected "
+                             f"{param_shapes(self.K, self.H, self.C)}")
+        self.shapes = shapes
+        self.layout, self.n_params = param_layout(shapes, align)
+        self.words = -(-self.K // 4)  # uint32 words a packed image row
+        params_array = gl.upload(ctx, flatten(params, self.layout, self.n_params), "params")
+        self.arrays = {"params": params_array}
+        for name, (first, size) in self.layout.items():  # W1 ... as views of the one params buffer
+            self.arrays[name] = params_array.view(first, shapes[name], name)
+        state = {"SGD": (), "Momentum": ("m",), "Adam": ("m", "v")}[self.kind]
+        for name in state:  # optimizer state: the params buffer's layout, zeros at the start
+            self.arrays[name] = gl.upload(ctx, np.zeros(self.n_params, np.float32), f"optimizer state {name}")
+        self.t = 0  # optimizer steps taken (Adam's bias corrections)
+
+        self.n, self.upload_seconds, self.epoch = 0, 0.0, None
+        self.eval_sets = {}
+        if images is not None:
+            labels = check_labels(labels, len(images), self.C)
+            words = pack_images(images, self.K)
+            ctx.finish()
+            start = time.perf_counter()
+            self.arrays["images"] = gl.upload(ctx, words, "images (uint8, 4 a word)")
+            self.arrays["labels"] = gl.upload(ctx, labels.astype(np.uint32), "labels")
+            ctx.finish()
+            self.upload_seconds = time.perf_counter() - start
+            self.arrays["order"] = gl.GPUArray(ctx, (len(labels),), np.uint32, name="order")
+            self.n = len(labels)
+            self.steps_per_epoch = -(-self.n // self.batch_size)
+            self.eval_sets["train"] = (self.arrays["images"], labels)
+        self.reset_counts()
+
+    # --- buffers ------------------------------------------------------------------------------
+    def read(self, name: str, first: int = 0, count: int | None = None) -> np.ndarray:
+        """A trainer buffer read back (through the staging buffer): whole, or `count` elements from `first`."""
+        array = self.arrays[name]
+        return array.read() if (first, count) == (0, None) else array.read(first=first, count=count)
+
+    def write(self, name: str, values, first: int = 0) -> None:
+        """Write into a trainer buffer (through the staging buffer)."""
+        self.arrays[name].write(values, first)
+
+    def bind(self) -> None:
+        """Bind every buffer to its binding point (BINDINGS of the subclass). Binding points are context
+        state: call it again after anything else has bound buffers (start_epoch does)."""
+        for name, binding in self.BINDINGS.items():
+            if name in self.arrays:
+                self.arrays[name].bind_to(binding)
+
+    # --- parameters ---------------------------------------------------------------------------
+    def read_params(self) -> dict:
+        """W1, b1, W2, b2 read back from the GPU (copies)."""
+        return unflatten(self.read("params"), self.layout, self.shapes)
+
+    def write_params(self, params: dict) -> None:
+        """Write W1, b1, W2, b2 into the GPU's parameter buffer."""
+        self.write("params", flatten(params, self.layout, self.n_params))
+
+    def read_state(self) -> dict:
+        """The optimizer state as parameter dicts named as in reference's optimizers: {} (SGD), {"v"}
+        (momentum's velocity, kept in buffer "m") or {"m", "v"} (Adam)."""
+        names = {"SGD": {}, "Momentum": {"v": "m"}, "Adam": {"m": "m", "v": "v"}}[self.kind]
+        return {key: unflatten(self.read(name), self.layout, self.shapes) for key, name in names.items()}
+
+    def save(self, path) -> Path:
+        """Save W1, b1, W2, b2 with np.savez; load them with `load(path)` or mlp.load_params(path)."""
+        return save_params(path, self.read_params())
+
+    def load(self, path) -> None:
+        self.write_params(load_params(path))
+
+    @property
+    def lr(self) -> float:
+        return self.optimizer.lr
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        """A new learning rate from the next step on (a schedule sets it between epochs)."""
+        self.optimizer.lr = float(value)
+        self.set_hyperparameters()
+
+    # --- training -----------------------------------------------------------------------------
+    def _need_data(self) -> None:
+        if not self.n:
+            raise RuntimeError(f"this {type(self).__name__} has no training images: pass images and labels")
+
+    def batch(self, step: int) -> tuple[int, int]:
+        """(start, size) of step `step` of an epoch: the last batch holds the n % batch_size left over."""
+        start = step * self.batch_size
+        return start, min(self.batch_size, self.n - start)
+
+    def start_epoch(self, epoch: int, order=None) -> None:
+        """Write the epoch's sample order (reference.epoch_order unless given) and bind the buffers."""
+        self._need_data()
+        self.epoch = int(epoch)
+        self.write("order", reference.epoch_order(self.n, epoch, self.seed) if order is None else order)
+        self.bind()
+
+    def check(self, first: int, end: int) -> float:
+        """Read back the loss sums of steps [first, end) of the current epoch and stop at the first step
+        whose loss diverged (reference.check_loss); returns their sum."""
+        sums = self.loss_sums(first, end)
+        self._counts["readbacks"] += 1
+        for step, total in enumerate(sums, start=first):
+            reference.check_loss(total / self.batch(step)[1], epoch=self.epoch, step=step, lr=self.lr,
+                                 optimizer=self.kind, n_classes=self.C)
+        return float(np.sum(sums))
+
+    def run_epoch(self, epoch: int, on_check=None, order=None) -> float:
+        """One epoch of steps; every `check_every` steps (and at the end) the losses come back, are
+        checked, and on_check(steps_done, mean_loss_since_last_check) is called. Returns the epoch's mean
+        loss over its samples. order: the epoch's sample order (default reference.epoch_order)."""
+        self.start_epoch(epoch, order)
+        total, first = 0.0, 0
+        for s in range(self.steps_per_epoch):
+            self.step(s)
+            if (s + 1) % self.check_every == 0 or s + 1 == self.steps_per_epoch:
+                part = self.check(first, s + 1)
+                total += part
+                if on_check is not None:
+                    on_check(s + 1, part / (min(self.n, (s + 1) * self.batch_size) - first * self.batch_size))
+                first = s + 1
+        return total / self.n
+
+    def train(self, epochs: int, *, lr_schedule=None, evaluate=("train", "test"), live=None,
+              progress: bool = True, first_epoch: int = 0) -> dict:
+        """Train `epochs` epochs; the history has reference.train's keys (loss, train_acc, test_acc,
+        seconds) and lr. lr_schedule(epoch) -> lr is applied before each epoch. After each epoch the
+        evaluation sets named in `evaluate` are scored on the GPU. live: a plots.LivePlot, updated at every
+        check (loss) and every epoch (accuracies). seconds: each epoch's wall clock, ctx.finish() at both
+        ends, evaluation left out, and the time the progress bar and plot took at the checks left out too
+        (that is in display_seconds)."""
+        from tqdm.auto import tqdm
+
+        self._need_data()
+        history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": [], "display_seconds": [], "lr": []}
+        bar = tqdm(total=epochs * self.steps_per_epoch, disable=not progress, unit="step",
+                   desc=f"{self.K}-{self.H}-{self.C} {self.kind}, {self.dispatches_per_step} dispatches a step")
+        for epoch in range(first_epoch, first_epoch + epochs):
+            if lr_schedule is not None:
+                self.lr = lr_schedule(epoch)
+            done, display = [0], [0.0]
+
+            def on_check(steps_done, loss, epoch=epoch):
+                shown = time.perf_counter()
+                bar.update(steps_done - done[0])
+                done[0] = steps_done
+                bar.set_postfix(epoch=epoch + 1, loss=f"{loss:.4f}")
+                if live is not None:
+                    live.update(epoch + steps_done / self.steps_per_epoch, loss=loss)
+                display[0] += time.perf_counter() - shown
+
+            self.ctx.finish()
+            start = time.perf_counter()
+            loss = self.run_epoch(epoch, on_check)
+            self.ctx.finish()
+            history["seconds"].append(time.perf_counter() - start - display[0])
+            history["display_seconds"].append(display[0])
+            history["loss"].append(loss)
+            history["lr"].append(self.lr)
+            for name in evaluate:
+                if name in self.eval_sets:
+                    history[f"{name}_acc"].append(self.accuracy(name))
+            if live is not None:
+                live.update(epoch + 1, **{f"{name}_acc": history[f"{name}_acc"][-1]
+                                          for name in ("train", "test") if name in evaluate and history[f"{name}_acc"]})
+        bar.close()
+        return history
+
+    # --- evaluation ---------------------------------------------------------------------------
+    def add_eval_set(self, name: str, images, labels) -> None:
+        """Keep an evaluation set resident on the GPU (uint8 images, packed once) for accuracy(name)."""
+        if name == "train":
+            raise ValueError("'train' is the resident training set; give the evaluation set another name")
+        words = pack_images(images, self.K)
+        labels = check_labels(labels, len(words), self.C)
+        if name in self.eval_sets:  # replaced: free the old images
+            self.eval_sets.pop(name)[0].release()
+        self.eval_sets[name] = (gl.upload(self.ctx, words, f"{name} images"), labels)
+
+    def eval_set(self, name: str):
+        """(images GPUArray, labels) of a resident evaluation set; a clear error naming the ones there are."""
+        if name not in self.eval_sets:
+            raise KeyError(f"no evaluation set {name!r} on this trainer (it has {sorted(self.eval_sets)}): "
+                           f"add one with trainer.add_eval_set({name!r}, images, labels)")
+        return self.eval_sets[name]
+
+    def accuracy(self, name: str = "test") -> float:
+        """Fraction of evaluation set `name` predicted right (predictions made on the GPU)."""
+        return float(np.mean(self.predict(name) == self.eval_set(name)[1]))
+
+    # --- counting and cleaning up -------------------------------------------------------------
+    @property
+    def counts(self) -> dict:
+        """Steps and readbacks since construction (or reset_counts()); dispatches and barriers follow
+        from the steps (each step issues dispatches_per_step of each)."""
+        steps = self._counts["steps"]
+        return {"steps": steps, "dispatches": steps * self.dispatches_per_step,
+                "barriers": steps * self.dispatches_per_step, "readbacks": self._counts["readbacks"]}
+
+    def reset_counts(self) -> None:
+        self._counts = {"steps": 0, "readbacks": 0}
+
+    def release(self) -> None:
+        """Free the trainer's GPU buffers (all of MNIST: about 50 MB); it is unusable after."""
+        for name, (images, _) in self.eval_sets.items():
+            if name != "train":
+                images.release()
+        for array in self.arrays.values():
+            array.release()
+        for kernel in getattr(self, "kernels", {}).values():
+            kernel.program.release()
+        self.arrays, self.eval_sets, self.n = {}, {}, 0
