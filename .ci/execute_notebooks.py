@@ -3,7 +3,9 @@
     python3 .ci/execute_notebooks.py OUT_DIR notebooks/02_forward_pass_glsl.ipynb ...
 
 Each notebook runs in a fresh kernel with notebooks/ as its working directory, so no state is shared.
-Figures are kept (the inline backend), so MPLBACKEND must not force Agg here.
+Figures are kept (the inline backend), so MPLBACKEND must not force Agg here. Progress bars are stored
+as the last line they showed, empty stream outputs are dropped, and the notebook's kernelspec and
+language_info are set to what JupyterLab writes for this kernel, so opening it does not mark it modified.
 """
 
 import os
@@ -31,7 +33,15 @@ def coalesce_streams(nb) -> None:
             if output.output_type == "stream":
                 output.text = re.sub(r"[^\n]*\r(?=[^\n])", "", output.text)
         if cell.cell_type == "code":
-            cell.outputs = merged
+            cell.outputs = [o for o in merged if not (o.output_type == "stream" and not o.text.strip())]
+
+
+def set_kernel_metadata(nb, kernel_name: str = "python3") -> None:
+    """The kernelspec JupyterLab writes for `kernel_name` (nbclient already stored the kernel's language_info)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec(kernel_name)
+    nb.metadata["kernelspec"] = {"display_name": spec.display_name, "language": spec.language, "name": kernel_name}
 
 
 def main(out_dir: str, *paths: str) -> int:
@@ -51,6 +61,7 @@ def main(out_dir: str, *paths: str) -> int:
         else:
             print(f"{path.name}: ran in {time.perf_counter() - start:.1f} s", flush=True)
         coalesce_streams(nb)
+        set_kernel_metadata(nb)
         nbformat.write(nb, Path(out_dir) / path.name)
     return failed
 

@@ -1,10 +1,13 @@
-"""Figures for the series: training curves, digit grids, transfer-vs-kernel bars, a live training plot.
+"""Figures for the series: training curves, digit grids, transfer-vs-kernel bars, a live training plot,
+and shader listings.
 
-Introduced in notebook 01. Each function draws one figure and returns it; assign the result
-(`fig = curves(history)`) so Jupyter shows the figure once.
+Introduced in notebook 01 (show_shader in notebook 02). Each plotting function draws one figure and
+returns it; assign the result (`fig = curves(history)`) so Jupyter shows the figure once.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -18,10 +21,13 @@ PHASE_COLOURS = {
 def curves(history: dict, title: str = ""):
     """Loss and accuracy per epoch from a history dict (keys loss, train_acc, test_acc)."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.5))
     epochs = np.arange(1, len(history["loss"]) + 1)
     ax_loss.plot(epochs, history["loss"], marker="o")
+    if len(epochs) < 2:   # one point draws no line: say so on the figure rather than look empty
+        ax_loss.text(0.5, 0.9, "one epoch: a point, not a curve", transform=ax_loss.transAxes, ha="center")
     ax_loss.set(xlabel="epoch", ylabel="training loss (mean cross-entropy)", yscale="log")
     for key, label in (("train_acc", "train"), ("test_acc", "test")):
         if history.get(key):
@@ -30,7 +36,22 @@ def curves(history: dict, title: str = ""):
     ax_acc.legend()
     for ax in (ax_loss, ax_acc):
         ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))   # whole epochs, no 1.25
     fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def lines(series: dict, xlabel: str = "", ylabel: str = "", title: str = ""):
+    """One line per entry of series = {label: (xs, ys)}, with markers while a line has few points."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    for label, (xs, ys) in series.items():
+        ax.plot(xs, ys, marker="o" if len(xs) <= 30 else None, markersize=3, label=label)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -127,7 +148,7 @@ class LivePlot:
         self.ax_loss.clear(), self.ax_acc.clear()
         if self.points["loss"]:
             xs, ys = zip(*self.points["loss"])
-            self.ax_loss.plot(xs, ys)
+            self.ax_loss.plot(xs, ys, marker="o" if len(xs) <= 30 else None, markersize=3)
         self.ax_loss.set(xlabel="epoch", ylabel="training loss", yscale="log", title=self.title)
         for key in ("train_acc", "test_acc"):
             if self.points.get(key):
@@ -146,3 +167,85 @@ class LivePlot:
         """Draw the final figure (also outside Jupyter) and return it."""
         self.redraw()
         return self.fig
+
+
+SCREEN_LINES = 45   # a listing longer than this (about a screen) shows its banner and core lines, and a link
+
+
+def _line_number(lines: list[str], spec, start: int, name: str) -> int:
+    """1-based line number: an int as given (-1: the last line), a str as the first line at or after
+    `start` containing it ("^text": the first line that is exactly `text`)."""
+    if isinstance(spec, int):
+        spec = len(lines) + 1 + spec if spec < 0 else spec
+        if not 1 <= spec <= len(lines):
+            raise ValueError(f"{name} has {len(lines)} lines; line {spec} does not exist")
+        return spec
+    for number in range(start, len(lines) + 1):
+        line = lines[number - 1]
+        if (line.rstrip() == spec[1:]) if spec.startswith("^") else (spec in line):
+            return number
+    raise ValueError(f"{name}: no line containing {spec!r} at or after line {start}")
+
+
+def shader_excerpt(name: str, lines=None, screen: int = SCREEN_LINES) -> tuple[str, list[tuple[int, int]]]:
+    """The text show_shader displays, and the (first, last) line ranges it keeps (1-based, inclusive).
+
+    Short files (at most `screen` lines) are kept whole. Otherwise: the banner (line 1 and the comment
+    and #define lines under it), then each range of `lines` [(first, last), ...], where first and last
+    are line numbers (-1: the last line) or strings (the first line containing the string, or being
+    exactly the text after a leading "^", searched from the end of the previous range for `first`,
+    from `first` for `last`),
+    or, without `lines`, the lines between `// core` and `// end core` markers in the file. Left-out
+    stretches become one `// ... lines a-b ...` comment each.
+    """
+    from . import gl
+
+    text = gl.shader_path(name).read_text()
+    source = text.splitlines()
+    if len(source) <= screen:
+        return text, [(1, len(source))]
+    banner = 1
+    while banner < len(source) and re.match(r"\s*(//|#define|$)", source[banner]):
+        banner += 1
+    while banner > 1 and not source[banner - 1].strip():
+        banner -= 1
+    keep = [(1, banner)]
+    if lines is None:
+        marks = [i + 1 for i, line in enumerate(source) if re.match(r"\s*//\s*(end )?core\b", line)]
+        if not marks or len(marks) % 2:
+            raise ValueError(f"{name} is {len(source)} lines: pass lines=[(first, last), ...] (it has no "
+                             f"'// core' ... '// end core' markers)")
+        lines = [(marks[i] + 1, marks[i + 1] - 1) for i in range(0, len(marks), 2)]
+    for first, last in lines:
+        a = _line_number(source, first, keep[-1][1] + 1 if isinstance(first, str) else 1, name)
+        b = _line_number(source, last, a, name)
+        if b < a:
+            raise ValueError(f"{name}: range {first!r}..{last!r} ends (line {b}) before it starts (line {a})")
+        keep.append((a, b))
+    shown, previous = [], 0
+    for a, b in sorted(keep):
+        if a > previous + 1 and not all(not line.strip() for line in source[previous:a - 1]):
+            shown.append(f"// ... lines {previous + 1}-{a - 1} not shown ...")
+        elif a > previous + 1:
+            shown.extend(source[previous:a - 1])   # only blank lines between: keep them
+        shown.extend(source[max(a, previous + 1) - 1:b])
+        previous = max(previous, b)
+    if previous < len(source):
+        shown.append(f"// ... lines {previous + 1}-{len(source)} not shown ...")
+    return "\n".join(shown) + "\n", sorted(keep)
+
+
+def show_shader(name: str, lines=None) -> None:
+    """Display glsl/<name> highlighted as GLSL, with a link to the file under it.
+
+    The whole file when it fits on a screen; otherwise its banner and the core lines (see
+    shader_excerpt for `lines` and the `// core` markers), so the reader sees the idea and opens the file
+    for the rest. Outside Jupyter the listing is printed.
+    """
+    from IPython.display import Code, Markdown, display
+
+    text, kept = shader_excerpt(name, lines)
+    total = text.count("\n") if len(kept) == 1 else None
+    what = "the whole file" if total is not None else "lines " + ", ".join(f"{a}-{b}" for a, b in kept)
+    display(Code(text, language="glsl"),
+            Markdown(f"[glsl/{name}](../glsl/{name}) ({what} shown)"))
