@@ -1,0 +1,52 @@
+#version 430
+// 03_tiled.comp: C = A·B, turned from one thread per output reading global memory (matmul_1) into
+//                TILE×TILE tiles of A and B staged in shared memory (matmul_2's idea)
+//
+// Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+// NumPy     C = A @ B      i.e.  C[m,n] = sum over k of A[m,k] * B[k,n]
+// Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
+// Uniforms  uint M, N, K
+// Dispatch  local (TILE, TILE, 1); groups (ceil(N/TILE), ceil(M/TILE), 1)
+//           local size (16, 16, 1) as committed
+//           thread x = column n of C, thread y = row m of C; one work group = one TILE×TILE block of C
+// Exercise  the loop over k0 walks the tiles; fill in the three TODOs: each thread loads one element of
+//           the A tile and one of the B tile (0.0 where the tile sticks out past A or B), and the work
+//           group waits at a barrier() after the loads and again after the multiply-adds. No thread may
+//           return before the loop: every thread must reach every barrier.
+// Checked   exercises.check("03_tiled", "my_tiled.comp"): M×K×N = 1×1×1, 1×300×77, 37×13×70, 77×300×1,
+//           129×257×65, 256×512×300 against NumPy
+#define TILE 16
+
+layout(local_size_x = TILE, local_size_y = TILE, local_size_z = 1) in;
+
+layout(std430, binding = 0) readonly buffer BufA { float A[]; };
+layout(std430, binding = 1) readonly buffer BufB { float B[]; };
+layout(std430, binding = 2) writeonly buffer BufC { float C[]; };
+
+uniform uint M;
+uniform uint N;
+uniform uint K;
+
+shared float As[TILE][TILE];  // As[row in tile][k in tile]
+shared float Bs[TILE][TILE];  // Bs[k in tile][column in tile]
+
+void main() {
+    uint tx = gl_LocalInvocationID.x;  // column within the tile
+    uint ty = gl_LocalInvocationID.y;  // row within the tile
+    uint n = gl_WorkGroupID.x * TILE + tx;
+    uint m = gl_WorkGroupID.y * TILE + ty;
+    // matmul_1 did, per thread: if (m >= M || n >= N) return; for k < K: acc += A[m * K + k] * B[k * N + n]
+    float acc = 0.0;
+    for (uint k0 = 0u; k0 < K; k0 += TILE) {
+        // TODO 1: load this thread's element of each tile: As[ty][tx] = A[m, k0 + tx] and
+        //         Bs[ty][tx] = B[k0 + ty, n], or 0.0 where that element is outside A or B
+        As[ty][tx] = 0.0;
+        Bs[ty][tx] = 0.0;
+        // TODO 2: wait until the whole work group has stored its elements
+        for (uint k = 0u; k < TILE; ++k) {
+            acc += As[ty][k] * Bs[k][tx];
+        }
+        // TODO 3: wait until every thread is done with these tiles before the next loads overwrite them
+    }
+    if (m < M && n < N) C[m * N + n] = acc;
+}
