@@ -72,19 +72,49 @@ def create_context(require: int = 430, backends: tuple[str, ...] = ("default", "
 
 
 def _no_context_message(require: int, tried: list[str]) -> str:
+    """What was tried, and advice that fits this machine: the missing packages' apt line, or (when they are
+    installed) what to check for EGL finding no device."""
+    import os
+
+    from . import quickstart   # standard library only: the same package checks the quick start makes
+
     lines = [f"Could not create an OpenGL {require // 100}.{require % 100 // 10} context (compute shaders need 4.3).",
-             "Tried:", *tried, "How to get one:"]
+             "Tried:", *tried]
     if sys.platform == "darwin":
-        lines.append("  macOS stops at OpenGL 4.1 and has no compute shaders: run the series on Linux or Windows "
-                     "(a cloud machine or a Linux VM with Mesa works).")
-    lines += [
-        "  Linux with a GPU: install the vendor's driver (NVIDIA, or Mesa for AMD and Intel).",
-        "  Linux without a GPU, or headless: install Mesa's EGL and software renderer, e.g.",
-        "    sudo apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri",
-        "  (llvmpipe: correct but slow). Check with: python -m helpers.gl",
-        "  Windows: install your GPU vendor's current driver.",
-    ]
-    return "\n".join(lines)
+        return "\n".join(lines + ["macOS stops at OpenGL 4.1 and has no compute shaders: run the series on Linux "
+                                  "or Windows (a cloud machine or a Linux VM with Mesa works)."])
+    if not sys.platform.startswith("linux"):
+        return "\n".join(lines + ["Install your GPU vendor's current driver (OpenGL 4.3 or newer)."])
+    missing = quickstart.missing_gl_packages()
+    if missing:
+        return "\n".join(lines + [
+            f"Missing: {', '.join(missing)} (EGL and Mesa's software renderer). Install them with",
+            f"    {quickstart.apt_line(missing)}",
+            "then check with: .venv/bin/python -m helpers.gl (llvmpipe: correct but slow; with an NVIDIA GPU its "
+            "driver's EGL is used instead)."])
+    vendors = quickstart.egl_vendors()
+    lines += ["EGL and Mesa are installed, so EGL found no device it can use. Check:",
+              f"  EGL vendor files in {' and '.join(quickstart.EGL_VENDOR_DIRS)}: "
+              + (", ".join(p.name for p in vendors) if vendors else "none (reinstall libegl-mesa0, or the NVIDIA driver)")]
+    for name in ("__EGL_VENDOR_LIBRARY_FILENAMES", "__EGL_VENDOR_LIBRARY_DIRS"):
+        if os.environ.get(name):
+            lines.append(f"  {name}={os.environ[name]}: only these vendors are tried; unset it to try all")
+        elif name == "__EGL_VENDOR_LIBRARY_FILENAMES":
+            lines.append(f"  {name}: unset, so every vendor file above is tried (as it should be)")
+    nodes = sorted(Path("/dev/dri").glob("*"))
+    denied = [p.name for p in nodes if not os.access(p, os.R_OK | os.W_OK)]
+    if not nodes:
+        lines.append("  /dev/dri: absent (fine for llvmpipe; a GPU needs it, and a container must be given it)")
+    elif denied:
+        lines.append(f"  /dev/dri permissions: no read/write access to {', '.join(denied)}; join their group "
+                     "(ls -l /dev/dri; e.g. sudo usermod -aG render,video $USER, then log in again)")
+    else:
+        lines.append(f"  /dev/dri: {', '.join(p.name for p in nodes)}, all accessible")
+    nvidia_egl = any("nvidia" in p.name.lower() for p in vendors)
+    lines.append("  the NVIDIA driver, with an NVIDIA GPU: nvidia-smi must work and its EGL vendor file "
+                 f"10_nvidia.json must be there ({'it is' if nvidia_egl else 'it is not'}); in a container, "
+                 "NVIDIA_DRIVER_CAPABILITIES must include graphics")
+    return "\n".join(lines + ["Then check with: .venv/bin/python -m helpers.gl"])
 
 
 def is_software(ctx) -> bool:
@@ -395,5 +425,8 @@ def empty(ctx, shape, dtype=np.float32, name: str = "array", fill=np.nan) -> GPU
     return array
 
 
-if __name__ == "__main__":  # python -m helpers.gl: say what this machine gives
-    print(describe(create_context()))
+if __name__ == "__main__":  # python -m helpers.gl: say what this machine gives, or why it gives nothing
+    try:
+        print(describe(create_context()))
+    except GLContextError as exc:
+        sys.exit(str(exc))   # the message alone, on stderr, exit status 1
