@@ -4,16 +4,21 @@
 //
 // Shapes    X[B,K]  W[K,N]  b[N]  Y[B,N]   float32, row-major, std430 (flat float arrays: no padding)
 // NumPy     Y = np.maximum(X @ W + b, 0)   (RELU 1);   Y = X @ W + b   (RELU 0)
-// Bindings  0 X (readonly)  1 W (readonly)  2 b (readonly)  3 Y (writeonly)
+// Bindings  0 X float[B*K] (readonly)  1 W float[K*N] (readonly)  2 b float[N] (readonly)
+//           3 Y float[B*N] (writeonly)
 // Uniforms  uint B, K, N
-// Dispatch  local (LOCAL_X, LOCAL_Y, 1) = (16, 16, 1); groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)
-//           one thread per output: x indexes the column n, y the row (sample) of Y
+// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)
+//           one thread per output: x indexes the column n, y the row (sample) of Y; 16 × 16 by default
 // Changed   first version: each thread loops over K reading a row of X and a column of W from global
-//           memory; threads past N or B (sizes not multiples of 16) do nothing
+//           memory; threads past N or B (sizes not multiples of the local size) do nothing
 // Checked   relative error < 1e-5 against NumPy (tests/test_forward.py)
+// Tunables  LOCAL_X * LOCAL_Y <= 1024 (checked below)
 #define RELU 1
 #define LOCAL_X 16
 #define LOCAL_Y 16
+#if LOCAL_X * LOCAL_Y > 1024
+#error "LOCAL_X * LOCAL_Y must be <= 1024 (threads of a work group)"
+#endif
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = 1) in;
 

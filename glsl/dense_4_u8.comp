@@ -1,21 +1,25 @@
 #version 430
-// dense_4_u8.comp: dense_3_tiled's layer Y = relu(X·W + b) reading X as uint8 pixels packed four to
-//   a uint32 word (helpers.data.pack_u8), scaled to [0, 1] on the way into shared memory
+// dense_4_u8.comp: dense_3_tiled's layer Y = relu(X·W + bias) reading X as uint8 pixels packed four to
+//   a uint32 word, scaled to [0, 1] on the way into shared memory
 //
-// Shapes    X[B, ceil(K/4)] uint32: pixel k of row i in word i*ceil(K/4) + k/4, byte k%4 (little-endian)
-//           W[K,N]  b[N]  Y[B,N]   float32, row-major, std430 (flat arrays); any B, K, N
-// NumPy     X = images.reshape(B, -1) / 255;   Y = np.maximum(X @ W + b, 0)   (RELU 0: no maximum)
-// Bindings  0 X (readonly, uint32 words)  1 W (readonly)  2 b (readonly)  3 Y (writeonly);
+// Shapes    X: B rows of Wd = ceil(K/4) uint32 words: pixel p of image i is byte p%4 (little-endian) of
+//           word i*Wd + p/4 (integer division), rows zero-padded to whole words (bytes past K are ignored)
+//           W[K,N]  bias[N]  Y[B,N]   float32, row-major, std430 (flat arrays); any B, K, N
+// NumPy     X = np.pad(pixels, ((0, 0), (0, -K % 4))).view("<u4")      # pixels: uint8 [B,K]
+//           Y = np.maximum(pixels / 255 @ W + bias, 0)   (RELU 1);   Y = pixels / 255 @ W + bias   (RELU 0)
+// Bindings  0 X uint[B*ceil(K/4)] (readonly)  1 W float[K*N] (readonly)  2 bias float[N] (readonly)
+//           3 Y float[B*N] (writeonly)
 //           W and Y are also declared as vec4 arrays on the same bindings (Weights4, Output4)
 // Uniforms  uint B, K, N   (K counts pixels, not words)
-// Dispatch  local (THREADS, 1, 1) = ((BM/TM)·(BN/TN)); groups (ceil(N/BN), ceil(B/BM), 1)
+// Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(B/BM), 1)
+//           a work group computes a BM×BN block of Y; THREADS = (BM/TM)*(BN/TN), each thread TM×TN outputs
 // Changed   vs dense_3_tiled: the X tile comes from uint8 pixels, a quarter of the bytes to upload and
 //           to read. A thread loads one word from each of four rows (4 rows × 4 pixels), unpacks with
 //           shifts and masks, scales by 1/255 and stores four vec4 columns of the transposed tile; the
 //           math and the epilogue are unchanged. Bytes past K in a row's last word count as 0.
-// Checked   relative error < 1e-5 against NumPy on X / 255 (tests/test_matmul.py)
-//
-// Tunables: BK and TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN).
+// Checked   relative error < 1e-5 against NumPy on pixels / 255 (tests/test_matmul.py)
+// Tunables  BK, TM and TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN)
+//           (checked below)
 #define RELU 1
 #define BM 64
 #define BN 32

@@ -4,16 +4,17 @@
 //
 // Shapes    A[B,K]  W[K,N]  dY[B,N]  ->  dW[K,N]  db[N]  dZ[B,K]   float32, row-major, std430
 // NumPy     dW = A.T @ dY;  db = dY.sum(axis=0);  dZ = (dY @ W.T) * (A > 0)
-//           (A = relu(Z), so A > 0 exactly where Z > 0: the mask of reference.backward, without storing Z)
-// Bindings  5 W (readonly)  7 A (readonly)  9 dY (readonly)  10 dZ (writeonly)  13 dW (writeonly)
-//           14 db (writeonly)   the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS)
+//           (A = relu(Z), so A > 0 exactly where Z > 0: the ReLU's mask without storing Z)
+// Bindings  5 W float[K*N] (readonly)  7 A float[B*K] (readonly)  9 dY float[B*N] (readonly)
+//           10 dZ float[B*K] (writeonly)  13 dW float[K*N] (writeonly)  14 db float[N] (writeonly)
+//           numbers from a training step's one binding layout, so every buffer is bound once, not per step
 // Uniforms  uint B (rows), K (inputs of the layer), N (outputs of the layer)
-// Dispatch  local (LX, BS, 1) = (32, 8, 1); groups (G1 + G2, 1, 1) with
-//           G1 = ceil((K*N + N) / LX): one thread column per dW or db entry; its BS threads each sum every
-//                BS-th sample, then the BS partial sums are added in shared memory in a fixed order;
-//           G2 = ceil(B*K / (LX*BS)): one thread per dZ entry, a sum over the N outputs
+// Dispatch  local (LX, BS, 1); groups (ceil((K*N + N)/LX) + ceil(B*K/(LX*BS)), 1, 1)
+//           the first ceil((K*N + N)/LX) groups: one thread column per dW or db entry; its BS threads each
+//           sum every BS-th sample, then the BS partial sums are added in shared memory in a fixed order;
+//           the other ceil(B*K/(LX*BS)) groups: one thread per dZ entry, a sum over the N outputs.
 //           Which of the two a work group does depends only on its index, so no thread diverges in it.
-//           defaults: the fastest in an H100 sweep (python -m helpers.bench.train --tune)
+//           Defaults: the fastest in an H100 sweep of LX and BS
 // Changed   first version; deterministic (fixed summation order, no atomics); MASK_RELU 0 gives the
 //           plain dA = dY @ W.T for a layer whose input had no ReLU
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)

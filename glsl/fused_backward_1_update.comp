@@ -3,26 +3,41 @@
 //   each thread owns its weights: it sums their gradient over the batch, then updates them in place
 //   (SGD, momentum or Adam, chosen by OPTIMIZER), so no gradient is ever stored
 //
-// Shapes    params = [W1 (n_in×H) | b1 (H) | W2 (H×10) | b2 (10)] float32, flat, row-major; state_m and
-//           state_v the same length (momentum's velocity; Adam's m and v); A1[B,H] dZ1[B,H] dlogits[B,10]
-//           as fused_forward_1_xent wrote them; images, order as there (X gathered again, from bytes)
-// NumPy     grads = {W1: X.T @ dZ1, b1: dZ1.sum(0), W2: A1.T @ dlogits, b2: dlogits.sum(0)}
-//           then reference.SGD / Momentum / Adam .step(params, grads)
-// Bindings  0 images (readonly)  2 order (readonly)  3 params (read-write)  4 state_m (read-write)
-//           5 state_v (read-write)  6 A1 (readonly)  7 dZ1 (readonly)  8 dlogits (readonly)
-// Uniforms  uint n_in, n_hidden, n_samples, batch_size, step (as fused_forward_1); float lr;
-//           momentum: float mu; Adam: float beta1, beta2, one_minus_beta1, one_minus_beta2, eps,
-//           c1 = 1 - beta1^t, c2 = 1 - beta2^t (computed on the CPU in float64, as the reference does)
-// Dispatch  local (TJ, TKT, 1); groups (ceil((11H + 10) / (TJ*TKT/BSPLIT)) + ceil(n_in/TK) * ceil(H/TJ), 1, 1)
+// Shapes    params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden;
+//           state_m, state_v the same length (momentum's velocity in state_m; Adam's m and v)
+//           A1[count,H]  dZ1[count,H]  dlogits[count,N_OUT] as fused_forward_1_xent wrote them, where
+//           count = min(batch_size, n_samples - step*batch_size) samples are this step's batch
+//           images: n_images rows of n_in/4 uint32 words: pixel p of image i is byte p%4 (little-endian)
+//           of word i*(n_in/4) + p/4 (integer division); order[n_samples] uint32, each value < n_images
+// NumPy     start = step*batch_size;  X = images.view(np.uint8).reshape(-1, n_in)[order[start:start + count]] / 255
+//           grads = {W1: X.T @ dZ1, b1: dZ1.sum(0), W2: A1.T @ dlogits, b2: dlogits.sum(0)}, then per parameter
+//           OPTIMIZER 0: p -= lr * g;   1: m = mu * m + g;  p -= lr * m
+//           2: m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
+//              p -= lr * (m / c1) / (np.sqrt(v / c2) + eps)
+// Bindings  0 images uint[n_images*n_in/4] (readonly)  2 order uint[n_samples] (readonly)
+//           3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (read-write)
+//           4 state_m float[min(OPTIMIZER, 1)*((n_in + 1 + N_OUT)*n_hidden + N_OUT)] (read-write)
+//           5 state_v float[(OPTIMIZER // 2)*((n_in + 1 + N_OUT)*n_hidden + N_OUT)] (read-write)
+//           6 A1 float[batch_size*n_hidden] (readonly)  7 dZ1 float[batch_size*n_hidden] (readonly)
+//           8 dlogits float[batch_size*N_OUT] (readonly)
+//           (state_m is unused by SGD, state_v by SGD and momentum: any buffer will do there)
+// Uniforms  uint n_in, n_hidden, n_samples, batch_size, step; float lr
+//           float mu   (OPTIMIZER 1)
+//           float beta1, beta2, one_minus_beta1, one_minus_beta2, eps, c1, c2   (OPTIMIZER 2)
+//           c1 = 1 - beta1^t and c2 = 1 - beta2^t, with 1 - beta, computed on the CPU in float64
+// Dispatch  local (TJ, TKT, 1); groups (ceil(((1 + N_OUT)*n_hidden + N_OUT)/(TJ*TKT/BSPLIT))
+//                                       + ceil(n_in/(TKT*KPT))*ceil(n_hidden/TJ), 1, 1)
 //           the first groups own b1, W2, b2: BSPLIT threads sum one gradient over interleaved slices of
 //           the batch, added in shared memory in a fixed order (these short groups start first); the
-//           rest each own a TK×TJ tile of W1 (thread (x, y): KPT rows, one column), staging BC batch
-//           rows of X and dZ1 in shared memory at a time. No atomics: the same bits every run
-// Changed   vs the unfused backward (a matmul per gradient, then an update pass): one dispatch; the
-//           gradients live in registers only; W2 is updated here, after fused_forward_1 used it for dZ1
+//           rest each own a TK×TJ tile of W1, TK = TKT*KPT (thread (x, y): KPT rows, one column),
+//           staging BC batch rows of X and dZ1 in shared memory at a time. No atomics: the same bits every run
+// Changed   first version: one dispatch for what the unfused training step does in the dW, db part of
+//           dense_backward_1_relu, gather_backward_1_u8 and update_1_sgd (or update_2_momentum,
+//           update_3_adam); the gradients live in registers only; W2 is updated here, after
+//           fused_forward_1_xent used it for dZ1
 // Checked   relative error < 1e-5 against NumPy for SGD, momentum and Adam (tests/test_fused.py)
-// Tunables  TK = TKT*KPT must be a multiple of 4 (whole packed words); TJ*TKT <= 1024; BC >= TKT;
-//           BSPLIT divides TJ*TKT; BC*(TK + TJ)*4 bytes of shared memory. OPTIMIZER: 0 SGD, 1 momentum, 2 Adam
+// Tunables  TK = TKT*KPT a multiple of 4 (whole packed words); TJ*TKT <= 1024; BC >= TKT; BSPLIT divides
+//           TJ*TKT (all checked below); BC*(TK + TJ)*4 bytes of shared memory. OPTIMIZER: 0 SGD, 1 momentum, 2 Adam
 #define TJ 32
 #define TKT 8
 #define KPT 2
@@ -38,6 +53,9 @@
 #endif
 #if (TJ * TKT) % BSPLIT != 0
 #error (TJ*TKT) % BSPLIT must be 0 (BSPLIT threads share each small parameter)
+#endif
+#if TJ * TKT > 1024
+#error TJ*TKT must be <= 1024 (threads of a work group)
 #endif
 
 layout(local_size_x = TJ, local_size_y = TKT, local_size_z = 1) in;

@@ -2,32 +2,40 @@
 // fused_forward_1_xent.comp: the whole forward pass and the backward pass down to the hidden layer, for
 //   S samples per work group, in one dispatch: gather the batch from the resident uint8 images through
 //   the epoch's index buffer, Z1 = X·W1 + b1, A1 = relu(Z1), logits = A1·W2 + b2, softmax cross-entropy
-//   per sample, dlogits = (softmax - onehot) / B, dZ1 = (dlogits·W2ᵀ) ⊙ (Z1 > 0)
+//   per sample, dlogits = (softmax - onehot) / count, dZ1 = (dlogits·W2ᵀ) ⊙ (Z1 > 0)
 //
-// Shapes    images[N, n_in/4] uint (4 pixels per word, helpers.data.pack_u8)  labels[N]  order[n_samples]
-//           params = [W1 (n_in×H) | b1 (H) | W2 (H×10) | b2 (10)] float32, flat, row-major
-//           A1[B,H]  dZ1[B,H]  dlogits[B,10]  losses[n_samples] (one per sample, at its epoch position)
-// NumPy     X = images[order[step*B : step*B + B]] / 255;  logits, (X, Z1, A1) = reference.forward(p, X)
-//           loss, dlogits = reference.softmax_xent(logits, y)   (losses holds the per-sample terms)
-//           dZ1 = (dlogits @ W2.T) * (Z1 > 0)
-// Bindings  0 images (readonly)  1 labels (readonly)  2 order (readonly)  3 params (readonly; declared
-//           twice, as float[] and as vec4[], two views of one buffer)
-//           6 A1 (writeonly)  7 dZ1 (writeonly)  8 dlogits (writeonly)  9 losses (writeonly)
-//           (the fused trainer's global layout: 4 and 5 are the optimizer state, unused here)
-// Uniforms  uint n_in (multiple of 4, <= MAX_IN), n_hidden (<= MAX_H), n_samples, batch_size, step
-//           the batch is positions [step*batch_size, +count) of order, count = min(batch_size, n_samples - step*batch_size)
-// Dispatch  local (JT, KS, 1); groups (ceil(count / S), 1, 1)
+// Shapes    images: n_images rows of n_in/4 uint32 words: pixel p of image i is byte p%4 (little-endian)
+//           of word i*(n_in/4) + p/4 (integer division); labels[n_images] uint32; order[n_samples] uint32,
+//           the epoch's sample order, each value < n_images
+//           params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden
+//           A1[count,H]  dZ1[count,H]  dlogits[count,N_OUT]  losses[n_samples] (one per sample, at its
+//           epoch position); this step's batch is count = min(batch_size, n_samples - step*batch_size) samples
+// NumPy     start = step*batch_size;  rows = order[start:start + count]
+//           X = images.view(np.uint8).reshape(-1, n_in)[rows] / 255;  y = labels[rows]
+//           Z1 = X @ W1 + b1;  A1 = np.maximum(Z1, 0);  logits = A1 @ W2 + b2
+//           z = logits - logits.max(1, keepdims=True);  logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+//           losses[start:start + count] = -logp[np.arange(count), y]
+//           dlogits = (np.exp(logp) - np.eye(N_OUT)[y]) / count;  dZ1 = (dlogits @ W2.T) * (Z1 > 0)
+// Bindings  0 images uint[n_images*n_in/4] (readonly)  1 labels uint[n_images] (readonly)
+//           2 order uint[n_samples] (readonly)  3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (readonly)
+//           6 A1 float[batch_size*n_hidden] (writeonly)  7 dZ1 float[batch_size*n_hidden] (writeonly)
+//           8 dlogits float[batch_size*N_OUT] (writeonly)  9 losses float[n_samples] (writeonly)
+//           params is also declared as a vec4 array on binding 3 (Params4): one buffer, 16 bytes a read;
+//           bindings 4 and 5 stay free for fused_backward_1_update's optimizer state
+// Uniforms  uint n_in (multiple of 4, <= MAX_IN), n_hidden (<= MAX_H), n_samples (length of order), batch_size, step
+// Dispatch  local (JT, KS, 1); groups (ceil(min(batch_size, n_samples - step*batch_size)/S), 1, 1)
 //           thread (jt, ks) owns 4 neighbouring hidden units (one vec4 of a W1 row: 16-byte loads keep
 //           many bytes in flight) for all S samples, summing k over the ks-th slice of the inputs; the
 //           KS partial sums are added in shared memory in a fixed order: no atomics, same bits every run
-// Changed   vs dense_1_naive + softmax_xent + dense backward (the unfused step): one dispatch instead
-//           of four; no X, Z1 or logits round trip through global memory; W2 is only read here, so
-//           dZ1 uses the weights of this step (the update happens in fused_backward_1_update).
+// Changed   first version: one dispatch for what the unfused training step does in four:
+//           gather_forward_1_u8 + logits_forward_1_splitk + softmax_xent_1_rowwise + the dZ part of
+//           dense_backward_1_relu; no X, Z1 or logits round trip through global memory; W2 is only read
+//           here, so dZ1 uses the weights of this step (fused_backward_1_update updates them after).
 //           The price: every work group reads all of W1 (it needs whole hidden rows for the logits)
 // Checked   relative error < 1e-5 against NumPy (tests/test_fused.py)
-// Tunables  4 * (S * (MAX_IN + KS*4*JT + MAX_H + 10)) bytes of shared memory (<= 32 KiB everywhere,
-//           48 KiB on NVIDIA); JT*KS <= 1024 threads and >= S*10; VEC4 1 needs n_hidden % 4 == 0
-//           (VEC4 0 reads the same four weights one float at a time: same sums, same order)
+// Tunables  4 * (S * (MAX_IN + KS*4*JT + MAX_H + N_OUT)) bytes of shared memory (<= 32 KiB everywhere,
+//           48 KiB on NVIDIA); JT*KS <= 1024 threads and >= S*N_OUT (checked below); VEC4 1 needs
+//           n_hidden % 4 == 0 (VEC4 0 reads the same four weights one float at a time: same sums, same order)
 #define S 2
 #define JT 32
 #define KS 16
@@ -37,6 +45,9 @@
 #define N_OUT 10
 #if JT * KS < S * N_OUT
 #error JT*KS must be >= S*N_OUT: one thread per logit of the work group's S samples (raise KS or JT, or lower S)
+#endif
+#if JT * KS > 1024
+#error JT*KS must be <= 1024 (threads of a work group)
 #endif
 
 layout(local_size_x = JT, local_size_y = KS, local_size_z = 1) in;

@@ -1,20 +1,25 @@
 #version 430
-// fused_predict_1_argmax.comp: predicted class of each image, straight from the resident uint8 images: layer 1,
-//   ReLU, layer 2 and the argmax in one dispatch, S images per work group (the forward half of fused_forward_1)
+// fused_predict_1_argmax.comp: predicted class of each image, straight from the resident uint8 images:
+//   layer 1, ReLU, layer 2 and the argmax in one dispatch, S images per work group
 //
-// Shapes    images[count, n_in/4] uint (4 pixels per word, helpers.data.pack_u8)
-//           params = [W1 (n_in×H) | b1 (H) | W2 (H×10) | b2 (10)] float32, flat   predictions[count] uint
-// NumPy     predictions = reference.predict(params, images.reshape(count, -1) / 255)
-// Bindings  3 params (readonly, as float[] and vec4[])  10 images (readonly)  11 predictions (writeonly)
-//           (10 and 11 sit beside the fused trainer's bindings 0-9, which stay bound)
+// Shapes    images: count rows of n_in/4 uint32 words: pixel p of image i is byte p%4 (little-endian) of
+//           word i*(n_in/4) + p/4 (integer division);   predictions[count] uint32
+//           params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden
+// NumPy     X = images.view(np.uint8).reshape(count, n_in) / 255
+//           predictions = (np.maximum(X @ W1 + b1, 0) @ W2 + b2).argmax(axis=1)
+// Bindings  3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (readonly)  10 images uint[count*n_in/4] (readonly)
+//           11 predictions uint[count] (writeonly)
+//           params is also declared as a vec4 array on binding 3 (Params4); 10 and 11 sit beside
+//           fused_forward_1_xent's bindings 0-9, which can stay bound
 // Uniforms  uint n_in (multiple of 4, <= MAX_IN), n_hidden (<= MAX_H), count
-// Dispatch  local (JT, KS, 1); groups (ceil(count / S), 1, 1); threads split as in fused_forward_1 (4 hidden
-//           units a thread, W1 read as vec4 where n_hidden % 4 == 0)
-// Changed   vs fused_forward_1_xent: no labels, no loss, no backward; the first largest logit wins
-//           (as NumPy's argmax)
-// Checked   equal to reference.predict (tests/test_fused.py)
-// Tunables  as fused_forward_1: 4 * S * (MAX_IN + KS*4*JT + MAX_H + 10) bytes of shared memory; JT*KS >= S*10;
-//           VEC4 1 needs n_hidden % 4 == 0
+// Dispatch  local (JT, KS, 1); groups (ceil(count/S), 1, 1)
+//           threads split as in fused_forward_1_xent (4 hidden units a thread, W1 read as vec4 where
+//           n_hidden % 4 == 0)
+// Changed   first version: fused_forward_1_xent's forward half with no labels, no loss and no backward;
+//           the first largest logit wins (as np.argmax)
+// Checked   equal to NumPy's argmax of the forward pass (tests/test_fused.py)
+// Tunables  as fused_forward_1_xent: 4 * S * (MAX_IN + KS*4*JT + MAX_H + N_OUT) bytes of shared memory;
+//           JT*KS <= 1024 and >= S*N_OUT (checked below); VEC4 1 needs n_hidden % 4 == 0
 #define S 2
 #define JT 32
 #define KS 16
@@ -24,6 +29,9 @@
 #define N_OUT 10
 #if JT * KS < S * N_OUT
 #error JT*KS must be >= S*N_OUT: one thread per logit of the work group's S samples (raise KS or JT, or lower S)
+#endif
+#if JT * KS > 1024
+#error JT*KS must be <= 1024 (threads of a work group)
 #endif
 
 layout(local_size_x = JT, local_size_y = KS, local_size_z = 1) in;

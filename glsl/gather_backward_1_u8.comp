@@ -2,20 +2,22 @@
 // gather_backward_1_u8.comp: weight and bias gradients of the first layer, dW = Xᵀ·dZ and db = Σ_rows dZ,
 //   with the batch X gathered again from the resident uint8-packed images through the order buffer
 //
-// Shapes    images[n_images, ceil(K/4)] uint32, 4 pixels a word (helpers.data.pack_u8)  order[n] uint32
-//           dZ[B,N]  ->  dW[K,N]  db[N]   float32, row-major, std430
-// NumPy     X = images_u8.reshape(n, -1)[order[start:start + B]] / 255
+// Shapes    images: n_images rows of Wd = ceil(K/4) uint32 words: pixel p of image i is byte p%4
+//           (little-endian) of word i*Wd + p/4 (integer division), rows zero-padded to whole words
+//           order[start + B] uint32, each value < n_images;   dZ[B,N]  ->  dW[K,N]  db[N]   float32, row-major
+// NumPy     X = images.view(np.uint8).reshape(n_images, -1)[order[start:start + B], :K] / 255
 //           dW = X.T @ dZ;  db = dZ.sum(axis=0)
-// Bindings  0 images (readonly)  1 order (readonly)  10 dZ (readonly)  11 dW (writeonly)  12 db (writeonly)
-//           the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS): bound once, not per step
+// Bindings  0 images uint[n_images*ceil(K/4)] (readonly)  1 order uint[start + B] (readonly)
+//           10 dZ float[B*N] (readonly)  11 dW float[K*N] (writeonly)  12 db float[N] (writeonly)
+//           numbers from a training step's one binding layout, so every buffer is bound once, not per step
 // Uniforms  uint B (rows), K (pixels per image), N (hidden units), start (batch start in order)
-// Dispatch  local (LX, BS, 1) = (64, 4, 1); groups (ceil(N/LX), ceil(K/4) + 1, 1)
+// Dispatch  local (LX, BS, 1); groups (ceil(N/LX), ceil(K/4) + 1, 1)
 //           work group (gx, w) computes dW rows 4w .. 4w+3 (the 4 pixels of word w) for LX columns;
 //           the last row of groups (w = ceil(K/4)) computes db. It copies word w of LX*BS samples at a
 //           time into shared memory (one gathered read per thread), then its BS thread rows each sum
 //           every BS-th sample; the partial sums are added in shared memory in a fixed order (deterministic)
-// Changed   vs dense_backward_1_relu: the layer input is the gathered uint8 batch, one word (4 pixels)
-//           read per sample gives 4 gradient rows; no gradient into the images
+// Changed   first version: dense_backward_1_relu's dW and db for a layer whose input is the gathered
+//           uint8 batch; one word (4 pixels) read per sample gives 4 gradient rows; no gradient into the images
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
 #define LX 64  // output columns per work group (local x)
 #define BS 4   // batch slices (local y), added in shared memory

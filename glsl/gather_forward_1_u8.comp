@@ -2,28 +2,33 @@
 // gather_forward_1_u8.comp: the first layer of a training step, A = relu(X·W + b), where the batch X
 //   is gathered straight from the resident uint8-packed training images through the order buffer
 //
-// Shapes    images[n_images, ceil(K/4)] uint32, 4 pixels a word (helpers.data.pack_u8: pixel p of image i
-//           in word i*ceil(K/4) + p/4, byte p%4)   order[n_images] uint32
-//           W[K,N]  b[N]  A[B,N]   float32, row-major, std430 (flat arrays: no padding)
-// NumPy     X = images_u8.reshape(n, -1)[order[start:start + B]] / 255
+// Shapes    images: n_images rows of Wd = ceil(K/4) uint32 words: pixel p of image i is byte p%4
+//           (little-endian) of word i*Wd + p/4 (integer division), rows zero-padded to whole words
+//           order[start + B] uint32, each value < n_images;   W[K,N]  b[N]  A[B,N]   float32, row-major
+// NumPy     X = images.view(np.uint8).reshape(n_images, -1)[order[start:start + B], :K] / 255
 //           A = np.maximum(X @ W + b, 0)
-// Bindings  0 images (readonly)  1 order (readonly)  3 W (readonly)  4 b (readonly)  7 A (writeonly)
-//           the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS): bound once, not per step
+// Bindings  0 images uint[n_images*ceil(K/4)] (readonly)  1 order uint[start + B] (readonly)
+//           3 W float[K*N] (readonly)  4 b float[N] (readonly)  7 A float[B*N] (writeonly)
+//           numbers from a training step's one binding layout, so every buffer is bound once, not per step
 // Uniforms  uint B (samples in the batch), K (pixels per image), N (hidden units), start (batch start in order)
-// Dispatch  local (TN, KS, 1) = (32, 16, 1); groups (ceil(N/TN), ceil(B/RB), 1)
+// Dispatch  local (TN, KS, 1); groups (ceil(N/TN), ceil(B/RB), 1)
 //           a work group computes RB rows x TN columns of A. It first copies its RB images (still packed)
 //           into shared memory; then its KS thread rows each sum one slice of K (every KS-th word of
 //           4 pixels) into RB running sums, and the slices are added in shared memory in a fixed order
-//           (deterministic: the same inputs give the same bits). Needs ceil(K/4) <= MAX_WORDS.
-//           defaults: the fastest in an H100 sweep (python -m helpers.bench.train --tune)
-// Changed   vs dense_1_naive: reads uint8 pixels through an index buffer instead of a float X, so an
-//           epoch's shuffle is a 240 KB write of the order, not a re-upload of images; K split over a
-//           work group, RB rows a thread, so 128x128 outputs still fill the GPU; edges (B, N, K) guarded
+//           (deterministic: the same inputs give the same bits). Defaults: the fastest in an H100 sweep
+// Changed   first version: dense_1_naive's layer reading uint8 pixels through an index buffer instead of
+//           a float X, so an epoch's shuffle is a 240 KB write of the order, not a re-upload of images;
+//           K split over a work group, RB rows a thread, so 128x128 outputs still fill the GPU; edges
+//           (B, N, K) guarded
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
+// Tunables  ceil(K/4) <= MAX_WORDS (K is a uniform: not checked at compile time); TN*KS <= 1024 (checked below)
 #define TN 32   // output columns per work group (local x)
 #define KS 16   // slices of K per work group (local y), added in shared memory
 #define RB 4    // batch rows per work group: each thread keeps RB running sums
 #define MAX_WORDS 196  // words per image the shared copy holds: >= ceil(K/4) (196 for 28x28 images)
+#if TN * KS > 1024
+#error "TN * KS must be <= 1024 (threads of a work group)"
+#endif
 
 layout(local_size_x = TN, local_size_y = KS, local_size_z = 1) in;
 

@@ -3,19 +3,25 @@
 //
 // Shapes    A[B,K]  W[K,N]  b[N]  logits[B,N]   float32, row-major, std430 (flat arrays: no padding)
 // NumPy     logits = A @ W + b
-// Bindings  5 W (readonly)  6 b (readonly)  7 A (readonly)  8 logits (writeonly)
-//           the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS): bound once, not per step
+// Bindings  5 W float[K*N] (readonly)  6 b float[N] (readonly)  7 A float[B*K] (readonly)
+//           8 logits float[B*N] (writeonly)
+//           numbers from a training step's one binding layout, so every buffer is bound once, not per step
 // Uniforms  uint B (rows), K (inputs: hidden units), N (outputs: classes)
-// Dispatch  local (TN, KS, 1) = (16, 64, 1); groups (ceil(N/TN), ceil(B/RB), 1)
+// Dispatch  local (TN, KS, 1); groups (ceil(N/TN), ceil(B/RB), 1)
 //           a work group computes RB rows x TN columns; its KS thread rows each sum every KS-th k into
-//           RB running sums, added in shared memory in a fixed order (deterministic)
-//           defaults: the fastest in an H100 sweep (python -m helpers.bench.train --tune)
-// Changed   vs gather_forward_1_u8: float input, no ReLU; TN 16 because the layer has only 10 outputs
-//           (dense_1_naive with RELU 0 computes the same with bindings 0-3 and one thread per output)
+//           RB running sums, added in shared memory in a fixed order (deterministic).
+//           Defaults: the fastest in an H100 sweep
+// Changed   first version: gather_forward_1_u8's split-K scheme on a float input, no ReLU; TN 16 because
+//           the layer has only 10 outputs (dense_1_naive with RELU 0 computes the same with bindings 0-3
+//           and one thread per output)
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
+// Tunables  TN*KS <= 1024 (checked below)
 #define TN 16   // output columns per work group (local x)
 #define KS 64   // slices of K per work group (local y), added in shared memory
 #define RB 1    // batch rows per work group: each thread keeps RB running sums
+#if TN * KS > 1024
+#error "TN * KS must be <= 1024 (threads of a work group)"
+#endif
 
 layout(local_size_x = TN, local_size_y = KS, local_size_z = 1) in;
 

@@ -3,15 +3,19 @@
 //
 // Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
 // NumPy     C = A @ B
-// Bindings  0 A (readonly)  1 B (readonly)  2 C (writeonly)
+// Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
 // Dispatch  local (TILE, TILE, 1); groups (ceil(N/TILE), ceil(M/TILE), 1)
-// Changed   vs matmul_1: a work group loads a TILE×TILE tile of A and of B into shared memory once
+// Changed   vs matmul_1_naive: a work group loads a TILE×TILE tile of A and of B into shared memory once
 //           (one float per thread each), then every thread reads TILE values of each from there:
 //           global traffic drops TILE-fold. Loads past M, N or K store 0 (edges guarded), and no
 //           thread returns early because all of them must reach barrier().
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
+// Tunables  TILE * TILE <= 1024 (checked below)
 #define TILE 16
+#if TILE * TILE > 1024
+#error "TILE * TILE must be <= 1024 (threads of a work group)"
+#endif
 
 layout(local_size_x = TILE, local_size_y = TILE) in;
 

@@ -3,17 +3,17 @@
 //
 // Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays); any M, N, K
 // NumPy     C = A @ B
-// Bindings  0 A (readonly)  1 B (readonly)  2 C (writeonly)
+// Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
-// Dispatch  local (THREADS, 1, 1) = ((BM/4)·(BN/4)); groups (ceil(N/BN), ceil(M/BM), 1)
-// Changed   vs matmul_2: register blocking. A work group owns a BM×BN block of C and walks K in
+// Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(M/BM), 1)
+//           a work group computes a BM×BN block of C; THREADS = (BM/4)*(BN/4), each thread 4×4 outputs
+// Changed   vs matmul_2_tiled: register blocking. A work group owns a BM×BN block of C and walks K in
 //           steps of BK; each thread keeps a 4×4 block of C in registers (16 accumulators) and per
 //           k reads one vec4 of A and one vec4 of B from shared memory for 16 multiply-adds
-//           (matmul_2: 2 scalar reads per multiply-add). The A tile is stored transposed,
+//           (matmul_2_tiled: 2 scalar reads per multiply-add). The A tile is stored transposed,
 //           As[k][row], so the four rows a thread needs are one vec4. Loads past the edges store 0.
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
-//
-// Tunables: BM, BN multiples of 4; THREADS must equal (BM/4)*(BN/4) (checked below).
+// Tunables  BM, BN multiples of 4; THREADS = (BM/4)*(BN/4) (both checked below)
 #define BM 64
 #define BN 64
 #define BK 8
@@ -21,6 +21,9 @@
 
 #if THREADS != (BM / 4) * (BN / 4)
 #error "THREADS must equal (BM/4)*(BN/4)"
+#endif
+#if (BM % 4) != 0 || (BN % 4) != 0
+#error "BM and BN must be multiples of 4"
 #endif
 
 layout(local_size_x = THREADS) in;

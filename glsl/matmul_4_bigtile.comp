@@ -3,20 +3,20 @@
 //
 // Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays); any M, N, K
 // NumPy     C = A @ B
-// Bindings  0 A (readonly)  1 B (readonly)  2 C (writeonly)
+// Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
-// Dispatch  local (THREADS, 1, 1) = ((BM/TM)·(BN/TN)); groups (ceil(N/BN), ceil(M/BM), 1)
-// Changed   vs matmul_3: bigger blocks. Each thread keeps TM×TN = 8×8 accumulators and per k reads
-//           TM/4 + TN/4 = 4 vec4 from shared memory for 64 multiply-adds (matmul_3: 2 for 16), and
-//           a 128×128 block reads each A and B value from global memory half as often as 64×64.
+// Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(M/BM), 1)
+//           a work group computes a BM×BN block of C; THREADS = (BM/TM)*(BN/TN), each thread TM×TN outputs
+// Changed   vs matmul_3_blocked: bigger blocks. Each thread keeps TM×TN = 8×8 accumulators and per k reads
+//           TM/4 + TN/4 = 4 vec4 from shared memory for 64 multiply-adds (matmul_3_blocked: 2 for 16),
+//           and a 128×128 block reads each A and B value from global memory half as often as 64×64.
 //           A thread's rows and columns are vec4 chunks spaced BM/(TM/4) and BN/(TN/4) apart, not
 //           adjacent, so the 8 threads that share a shared-memory cycle read 8 neighbouring vec4
 //           (no bank conflicts). The transposed A tile gets PAD vec4 of padding per row so the
 //           stores of neighbouring k land in different banks. All loops have constant trip counts
 //           and are unrolled.
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
-//
-// Tunables: TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN).
+// Tunables  TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN) (checked below)
 #define BM 128
 #define BN 128
 #define BK 8

@@ -1,21 +1,22 @@
 #version 430
-// matmul_5_pipelined.comp: C = A·B, matmul_4 with double-buffered shared tiles and vec4 global loads
+// matmul_5_pipelined.comp: C = A·B, matmul_4_bigtile with double-buffered shared tiles and vec4 global loads
 //
 // Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays); any M, N, K
 // NumPy     C = A @ B
-// Bindings  0 A (readonly)  1 B (readonly)  2 C (writeonly); B and C are also declared as vec4
-//           arrays on the same bindings (BufB4, BufC4): one buffer per binding serves both views
+// Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
+//           B and C are also declared as vec4 arrays on the same bindings (BufB4, BufC4): one buffer
+//           per binding serves both views
 // Uniforms  uint M, N, K
-// Dispatch  local (THREADS, 1, 1) = ((BM/TM)·(BN/TN)); groups (ceil(N/BN), ceil(M/BM), 1)
-// Changed   vs matmul_4: software pipelining. Two copies of each shared tile: while the threads
+// Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(M/BM), 1)
+//           a work group computes a BM×BN block of C; THREADS = (BM/TM)*(BN/TN), each thread TM×TN outputs
+// Changed   vs matmul_4_bigtile: software pipelining. Two copies of each shared tile: while the threads
 //           multiply out tile t from one copy, the global loads for tile t+1 are already in flight
 //           into registers and go to the other copy afterwards, so one barrier per K step instead of
 //           two and the load latency hides behind 8·BK·8 multiply-adds. When N % 4 == 0 (a uniform
 //           branch), B is read and C written as vec4 (16-byte loads and stores); other N take the
 //           guarded scalar path, so every shape works.
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
-//
-// Tunables: TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN).
+// Tunables  TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN) (checked below)
 #define BM 128
 #define BN 128
 #define BK 8

@@ -2,25 +2,31 @@
 // softmax_xent_1_rowwise.comp: softmax cross-entropy of a batch: per-sample loss, dL/dlogits, and the
 //   batch's loss sum and correct count written to one slot of a small stats buffer
 //
-// Shapes    logits[B,C]  dlogits[B,C]  losses[B]   float32;  labels[n] order[n] uint32;  stats[2*slots] float32
-// NumPy     z = logits - logits.max(1, keepdims=True);  logp = z - log(exp(z).sum(1, keepdims=True))
-//           y = labels[order[start:start + B]];  losses = -logp[arange(B), y]
-//           dlogits = (exp(logp) - onehot(y)) / B          (reference.softmax_xent: mean over the batch)
+// Shapes    logits[B,C]  dlogits[B,C]  losses[B]   float32;  stats[2*slot + 2] float32 (2 floats a slot)
+//           labels[n_images] uint32, one per resident image;  order[start + B] uint32, each value < n_images
+// NumPy     z = logits - logits.max(1, keepdims=True);  logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+//           y = labels[order[start:start + B]];  losses = -logp[np.arange(B), y]
+//           dlogits = (np.exp(logp) - np.eye(C)[y]) / B          (the gradient of the batch's mean loss)
 //           stats[2*slot] = losses.sum();  stats[2*slot + 1] = (logits.argmax(1) == y).sum()
-// Bindings  1 order (readonly)  2 labels (readonly)  8 logits (readonly)  9 dlogits (writeonly)
-//           15 losses (writeonly)  16 stats (writeonly)
-//           the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS): bound once, not per step
+// Bindings  1 order uint[start + B] (readonly)  2 labels uint[n_images] (readonly)
+//           8 logits float[B*C] (readonly)  9 dlogits float[B*C] (writeonly)  15 losses float[B] (writeonly)
+//           16 stats float[2*slot + 2] (writeonly)
+//           numbers from a training step's one binding layout, so every buffer is bound once, not per step
 // Uniforms  uint B (rows), C (classes), start (batch start in order), slot (stats slot: the step)
-// Dispatch  local (LOCAL, 1, 1) = (128, 1, 1); groups (1, 1, 1): one work group, thread t takes rows
-//           t, t + LOCAL, ...; its loss and correct count are then summed by a tree in shared memory,
-//           always in the same order, so the batch loss is deterministic (no atomics)
-//           defaults: the fastest in an H100 sweep (python -m helpers.bench.train --tune)
+// Dispatch  local (LOCAL, 1, 1); groups (1, 1, 1)
+//           one work group, thread t takes rows t, t + LOCAL, ...; its loss and correct count are then
+//           summed by a tree in shared memory, always in the same order, so the batch loss is
+//           deterministic (no atomics). Defaults: the fastest in an H100 sweep
 // Changed   first version. Stable: the row max is subtracted before exp, so large logits do not overflow;
-//           a NaN or infinite logit gives a NaN loss, which the trainer's divergence check catches
+//           a NaN or infinite logit gives a NaN loss, which a trainer's divergence check can catch
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
+// Tunables  LOCAL a power of two, <= 1024 (checked below)
 #define LOCAL 128  // threads of the one work group: a power of two (the tree halves it)
 #if (LOCAL & (LOCAL - 1)) != 0
 #error LOCAL must be a power of two (the reduction tree halves it)
+#endif
+#if LOCAL > 1024
+#error LOCAL must be <= 1024 (threads of the work group)
 #endif
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;

@@ -1,16 +1,21 @@
 #version 430
 // update_1_sgd.comp: one plain SGD step in place, p -= lr * g, over every parameter at once
 //
-// Shapes    params[n]  grads[n]   float32 (W1, b1, W2, b2 back to back in one buffer, see helpers/gpu_mlp.py)
-// NumPy     params -= np.float32(lr) * grads          (reference.SGD.step)
-// Bindings  17 params (read and written)  18 grads (readonly)
-//           the training pipeline's fixed layout (helpers/gpu_mlp.py BINDINGS): bound once, not per step
-// Uniforms  uint n (elements), float lr (learning rate)
-// Dispatch  local (LOCAL, 1, 1) = (256, 1, 1); groups (ceil(n/LOCAL), 1, 1): one thread per element
+// Shapes    params[n]  grads[n]   float32, any flat layout (all parameters back to back in one buffer)
+// NumPy     params -= np.float32(lr) * grads
+// Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)
+//           numbers shared by update_1_sgd, update_2_momentum and update_3_adam (state in 19, 20)
+// Uniforms  uint n (elements); float lr (learning rate)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
+//           one thread per element
 // Changed   first version. `precise` keeps lr*g rounded to float32 before the subtraction (no fused
 //           multiply-add), as NumPy computes it
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
+// Tunables  LOCAL <= 1024 (checked below)
 #define LOCAL 256
+#if LOCAL > 1024
+#error "LOCAL must be <= 1024 (threads of a work group)"
+#endif
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 

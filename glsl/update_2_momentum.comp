@@ -1,15 +1,22 @@
 #version 430
-// update_2_momentum.comp: heavy-ball momentum, in place: v = mu·v + g; p -= lr·v (as PyTorch's SGD with
-//   momentum and reference.Momentum)
+// update_2_momentum.comp: heavy-ball momentum, in place: v = mu·v + g; p -= lr·v (as PyTorch's SGD
+//   with momentum)
 //
 // Shapes    params[n]  grads[n]  velocity[n]   float32, any flat layout (all parameters in one buffer)
-// NumPy     reference.Momentum(lr, mu).step(params, grads)
-// Bindings  17 params (read-write)  18 grads (readonly)  19 velocity (read-write, zeros before the first step)
+// NumPy     velocity[:] = mu * velocity + grads;  params -= lr * velocity        (all float32)
+// Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)  19 velocity float[n] (read-write)
+//           velocity holds zeros before the first step
 // Uniforms  uint n; float lr, mu
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(n / LOCAL), 1, 1); one thread per parameter
-// Changed   vs SGD (p -= lr·g): one more buffer, the velocity, read and written once per step
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
+//           one thread per parameter
+// Changed   vs update_1_sgd: one more buffer, the velocity, read and written once per step; params and
+//           grads on the same bindings (17, 18)
 // Checked   relative error < 1e-5 against NumPy over three steps (tests/test_fused.py)
+// Tunables  LOCAL <= 1024 (checked below)
 #define LOCAL 256
+#if LOCAL > 1024
+#error "LOCAL must be <= 1024 (threads of a work group)"
+#endif
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 

@@ -3,15 +3,24 @@
 //   p -= lr · (m / c1) / (sqrt(v / c2) + eps), with the bias corrections c1 = 1 - b1^t, c2 = 1 - b2^t
 //
 // Shapes    params[n]  grads[n]  m[n]  v[n]   float32, any flat layout (all parameters in one buffer)
-// NumPy     reference.Adam(lr, beta1, beta2, eps).step(params, grads)
-// Bindings  17 params (read-write)  18 grads (readonly)  19 m (read-write)  20 v (read-write); m, v zeros at t = 0
+// NumPy     m[:] = beta1 * m + (1 - beta1) * grads;  v[:] = beta2 * v + (1 - beta2) * grads**2
+//           params -= lr * (m / c1) / (np.sqrt(v / c2) + eps)       with c1 = 1 - beta1**t, c2 = 1 - beta2**t
+// Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)  19 m float[n] (read-write)
+//           20 v float[n] (read-write)
+//           m and v hold zeros at t = 0
 // Uniforms  uint n; float lr, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, c1, c2
-//           (1 - beta and the corrections are computed on the CPU in float64, as the reference does:
-//           float32 pow() on the GPU loses up to 1e-4 of c2 = 1 - 0.999^t at small t)
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(n / LOCAL), 1, 1); one thread per parameter
+//           (1 - beta and the corrections are computed on the CPU in float64: float32 pow() on the GPU
+//           loses up to 1e-4 of c2 = 1 - 0.999^t at small t)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
+//           one thread per parameter
 // Changed   vs update_2_momentum: a second moment per parameter scales each step; two state buffers
+//           (19 m, 20 v); params and grads on the same bindings (17, 18)
 // Checked   relative error < 1e-5 against NumPy over three steps (tests/test_fused.py)
+// Tunables  LOCAL <= 1024 (checked below)
 #define LOCAL 256
+#if LOCAL > 1024
+#error "LOCAL must be <= 1024 (threads of a work group)"
+#endif
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 

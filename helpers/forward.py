@@ -24,32 +24,18 @@ import numpy as np
 from . import gl, timing
 
 
-def _local(shader: str) -> tuple[int, int]:
-    """(LOCAL_X, LOCAL_Y) as the shader file defines them."""
-    source = gl.shader_source(shader)
-    return int(gl.define(source, "LOCAL_X")), int(gl.define(source, "LOCAL_Y"))
-
-
-def _dispatch_dense_1(B, N, _local=_local("dense_1_naive.comp")):
-    return gl.groups(N, _local[0]), gl.groups(B, _local[1])   # a LOCAL_Y x LOCAL_X tile of the output
-
-
-def _dispatch_dense_2(B, N, _local=_local("dense_2_splitk.comp")):
-    return gl.groups(N, _local[0]), B                         # a row of LOCAL_X columns, K split LOCAL_Y ways
-
-
-# Work groups (x, y) for B rows and N columns, per forward shader, with the local size its file defines.
-DISPATCH = {"dense_1_naive.comp": _dispatch_dense_1, "dense_2_splitk.comp": _dispatch_dense_2}
+# The layer shaders Forward can use: drop-in versions of one dense layer (bindings 0 X, 1 W, 2 b, 3 Y;
+# uniforms B, K, N). Each one's work groups come from its banner, through gl.Kernel.groups.
+SHADERS = ("dense_1_naive.comp", "dense_2_splitk.comp")
 
 
 class Forward:
     """relu(X @ W1 + b1) @ W2 + b2 on the GPU, for up to `max_batch` rows per dispatch."""
 
     def __init__(self, ctx, params: dict, max_batch: int = 1, shader: str = "dense_1_naive.comp"):
-        if shader not in DISPATCH:
-            raise ValueError(f"Forward knows the dispatch of {sorted(DISPATCH)}, not {shader!r}")
+        if shader not in SHADERS:
+            raise ValueError(f"Forward runs one of {list(SHADERS)}, not {shader!r}")
         self.ctx, self.shader, self.max_batch = ctx, shader, int(max_batch)
-        self.groups = DISPATCH[shader]
         self.K, self.H = params["W1"].shape
         self.N = params["W2"].shape[1]
         weights = {k: gl.upload(ctx, np.ascontiguousarray(params[k], dtype=np.float32), k)
@@ -67,6 +53,7 @@ class Forward:
         for kernel, buffers, n_out in self.layers:
             kernel.bind(dict(enumerate(buffers)))  # checks bindings and dtypes once
             kernel.set(K=buffers[1].shape[0], N=n_out)  # uniforms stay set in the program
+            kernel.check(dict(enumerate(buffers)), B=self.max_batch)  # every buffer holds max_batch rows
         self.weights = weights
 
     def upload(self, X) -> int:
@@ -94,9 +81,9 @@ class Forward:
         self._check_batch(batch)
         for kernel, buffers, n_out in self.layers:
             for binding, array in enumerate(buffers):  # binding points are shared by all programs
-                array.buffer.bind_to_storage_buffer(binding)
+                array.bind_to(binding)
             kernel.program["B"].value = batch
-            kernel.program.run(*self.groups(batch, n_out))
+            kernel.program.run(*kernel.groups(B=batch, N=n_out))  # from the banner, remembered per batch
             if barrier:
                 self.ctx.memory_barrier()  # the next layer, and the read, must see this layer's writes
 

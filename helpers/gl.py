@@ -222,17 +222,56 @@ def _strip_comments(source: str) -> str:
 
 
 class Kernel:
-    """A compute shader from glsl/ with checked bindings and uniforms.
+    """A compute shader from glsl/ with checked bindings and uniforms, sized and checked by its banner.
 
-    `run(groups, bindings={0: A, ...}, **uniforms)` binds the GPUArrays, sets the uniforms, dispatches,
-    and (by default) issues a memory barrier so the next dispatch or read sees the writes.
+    `groups(**sizes)` gives the work groups of a dispatch from the banner's Dispatch line and the
+    shader's own #defines; `run(*groups, bindings={0: A, ...}, **uniforms)` binds the GPUArrays, sets the
+    uniforms, checks each buffer's length against the banner's Bindings line, dispatches and (by
+    default) issues a memory barrier so the next dispatch or read sees the writes.
+
+        k = Kernel(ctx, "matmul_2_tiled.comp")
+        k.run(*k.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
     """
 
     def __init__(self, ctx, name: str, defines: dict | None = None):
+        from . import banner  # imported here: helpers/banner.py imports this module
+
         self.ctx, self.name, self.defines = ctx, name, dict(defines or {})
         self.source = shader_source(name, defines)
         self.program = compile_shader(ctx, name, defines)
         self.buffers = storage_buffers(self.source)
+        self.banner = banner.parse(self.source, name)
+        self.define_values = banner.define_values(self.source)   # {"TILE": 16, ...}, overrides applied
+        self.uniforms = {}       # every uniform value set so far, by set() or run(): the length checks use them
+        self._groups = {}        # groups(**sizes), remembered per sizes: a dispatch loop pays a dict lookup
+
+    def define(self, name: str) -> int:
+        """The integer value of `#define name` in this kernel's source (overrides applied), e.g. k.define("TILE")."""
+        value = define(self.source, name)
+        try:
+            return int(value)
+        except ValueError:
+            raise ShaderError(f"{self.name}: `#define {name} {value}` is not an integer") from None
+
+    def groups(self, **sizes) -> tuple[int, int, int]:
+        """Work groups (x, y, z) of one dispatch: the banner's `groups (...)` evaluated with this kernel's
+        #defines and `sizes`, the uniforms it names: Kernel(ctx, "matmul_2_tiled.comp").groups(M=300, N=200)
+        is (ceil(200/16), ceil(300/16), 1) = (13, 19, 1). The one place that sizes a dispatch."""
+        from . import banner
+
+        key = tuple(sorted(sizes.items()))
+        if key not in self._groups:
+            self._groups[key] = banner.dispatch_groups(self.banner, {**self.define_values, **sizes})
+        return self._groups[key]
+
+    def check(self, bindings: dict, **sizes) -> None:
+        """Raise ShaderError when a bound buffer is shorter than the banner says it must be, computed from
+        the uniforms set so far and `sizes` (which win), e.g. k.check({3: Y}, B=max_batch) before a loop."""
+        from . import banner
+
+        lengths = {binding: array.size if isinstance(array, GPUArray) else array.size // 4  # moderngl: bytes
+                   for binding, array in bindings.items() if hasattr(array, "size")}
+        banner.check_lengths(self.banner, lengths, {**self.define_values, **self.uniforms, **sizes})
 
     def __repr__(self):
         return f"Kernel({self.name!r}, defines={self.defines})"
@@ -246,6 +285,7 @@ class Kernel:
                 active = sorted(k for k in self.program)
                 raise ShaderError(f"{self.name} has no active uniform {key!r}; it has {active}. "
                                   "(A uniform the shader never reads is removed by the compiler.)") from None
+            self.uniforms[key] = value
 
     def bind(self, bindings: dict) -> None:
         """Bind GPUArrays to binding points after checking them against the shader's declarations."""
@@ -274,17 +314,24 @@ class Kernel:
 
     def run(self, group_x: int = 1, group_y: int = 1, group_z: int = 1, *, bindings: dict | None = None,
             barrier: bool = True, **uniforms) -> None:
+        """Bind `bindings`, set `uniforms`, check the bound lengths (check()), dispatch the group counts
+        (from groups()), then a memory barrier unless barrier=False."""
         if bindings is not None:
             self.bind(bindings)
         if uniforms:
             self.set(**uniforms)
+        if bindings is not None:
+            self.check(bindings)
         self.program.run(int(group_x), int(group_y), int(group_z))
         if barrier:
             self.ctx.memory_barrier()
 
 
 def groups(n: int, local: int) -> int:
-    """Work groups needed to cover n items with `local` threads each: ceil(n / local)."""
+    """Work groups needed to cover n items with `local` threads each: ceil(n / local), at least 1.
+
+    For a shader from glsl/, Kernel.groups(**sizes) reads the whole dispatch from its banner instead.
+    """
     return max(1, -(-int(n) // int(local)))
 
 

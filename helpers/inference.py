@@ -26,7 +26,6 @@ from time import perf_counter
 import numpy as np
 
 from . import gl, reference, timing
-from .matmul import define
 
 SHADERS = {False: "dense_3_tiled.comp", True: "dense_4_u8.comp"}
 
@@ -59,7 +58,7 @@ class BatchedForward:
         for kernel, buffers, K, N in self.layers:
             kernel.bind(dict(enumerate(buffers)))     # checks every binding and dtype once
             kernel.set(K=K, N=N)
-        self.block = [(define(k.source, "BM"), define(k.source, "BN")) for k, *_ in self.layers]
+            kernel.check(dict(enumerate(buffers)), B=self.capacity)   # every buffer holds `capacity` rows
 
     def upload(self, X) -> int:
         """Write X's rows into the existing input buffer (no allocation); returns the row count."""
@@ -76,11 +75,11 @@ class BatchedForward:
     def dispatch(self, n: int) -> None:
         """Both layers on the first n rows, each followed by a memory barrier."""
         self._check_rows(n)
-        for (kernel, buffers, K, N), (bm, bn) in zip(self.layers, self.block):
+        for kernel, buffers, K, N in self.layers:
             for binding, array in enumerate(buffers):   # binding points are shared by every program
-                array.buffer.bind_to_storage_buffer(binding)
+                array.bind_to(binding)
             kernel.program["B"].value = n
-            kernel.program.run((N + bn - 1) // bn, (n + bm - 1) // bm)
+            kernel.program.run(*kernel.groups(B=n, N=N))   # from the banner, remembered per n
             self.ctx.memory_barrier()
 
     def read(self, n: int) -> np.ndarray:

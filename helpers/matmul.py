@@ -2,11 +2,12 @@
 
 Introduced in notebook 03. Every rung computes C[M,N] = A[M,K] @ B[K,N] (float32, row-major) with
 bindings 0 A, 1 B, 2 C and uniforms M, N, K; they differ in how many outputs a work group covers, which
-this module reads from the file's `#define`s (BM×BN, or TILE×TILE, or LOCAL_Y×LOCAL_X).
+each file's banner states (`// Dispatch ... groups (ceil(N/BN), ceil(M/BM), 1)`) and gl.Kernel.groups reads.
 
     k = load(ctx, "matmul_5_pipelined.comp")          # a gl.Kernel; defines={"BK": 16} to tune
+    k.groups(M=300, N=200)                            # (2, 3, 1): the banner's groups with BM = BN = 128
     C = gl.empty(ctx, (M, N), name="C")               # NaN: an unwritten element shows
-    run(k, A, B, C)                                   # dispatch (ceil(N/BN), ceil(M/BM)) groups, barrier
+    run(k, A, B, C)                                   # dispatch k.groups(M=M, N=N), barrier
     c = multiply(ctx, "matmul_3_blocked.comp", a, b)  # NumPy in, NumPy out (uploads every call)
 """
 
@@ -25,40 +26,17 @@ def rungs() -> list[str]:
     return sorted(files, key=lambda name: int(re.match(r"matmul_(\d+)_", name).group(1)))
 
 
-def define(source: str, name: str) -> int | None:
-    """The integer value of `#define NAME value` in a shader source (via gl.define), or None if absent."""
-    try:
-        return int(gl.define(source, name))
-    except (gl.ShaderError, ValueError):   # absent, or not a plain integer
-        return None
-
-
-def block(kernel: gl.Kernel) -> tuple[int, int]:
-    """(rows, columns) of C that one work group computes, from the kernel's defines."""
-    for rows, cols in (("BM", "BN"), ("TILE", "TILE"), ("LOCAL_Y", "LOCAL_X")):
-        m, n = define(kernel.source, rows), define(kernel.source, cols)
-        if m and n:
-            return m, n
-    raise gl.ShaderError(f"{kernel.name}: no BM/BN, TILE or LOCAL_X/LOCAL_Y define to size the dispatch")
-
-
-def groups(kernel: gl.Kernel, M: int, N: int) -> tuple[int, int]:
-    """Work groups (x along N, y along M) that cover C[M,N]."""
-    rows, cols = block(kernel)
-    return gl.groups(N, cols), gl.groups(M, rows)
-
-
 def load(ctx, name: str, defines: dict | None = None) -> gl.Kernel:
     return gl.Kernel(ctx, name, defines)
 
 
 def run(kernel: gl.Kernel, A: gl.GPUArray, B: gl.GPUArray, C: gl.GPUArray, barrier: bool = True) -> None:
-    """C = A @ B on the GPU, shapes taken from the GPUArrays (checked)."""
+    """C = A @ B on the GPU, shapes taken from the GPUArrays (checked), work groups from the banner."""
     (M, K), (K2, N) = A.shape, B.shape
     if K2 != K or C.shape != (M, N):
         raise ValueError(f"matmul: A {A.shape} @ B {B.shape} -> C {C.shape} do not fit; "
                          f"C must be ({M}, {N}) and B must have {K} rows")
-    kernel.run(*groups(kernel, M, N), bindings={0: A, 1: B, 2: C}, barrier=barrier, M=M, N=N, K=K)
+    kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, barrier=barrier, M=M, N=N, K=K)
 
 
 def multiply(ctx, kernel, a, b):

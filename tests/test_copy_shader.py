@@ -14,18 +14,21 @@ SOURCE = (Path(__file__).resolve().parent.parent / "glsl" / "dense_1_naive.comp"
 
 
 @pytest.fixture(scope="module")
-def bare_ctx():
+def bare_ctx(ctx):
+    """A context of its own, made with ModernGL alone. ModernGL makes a new context current and never
+    switches back, so afterwards the session's context (conftest's `ctx`) is made current again."""
     try:
-        ctx = moderngl.create_standalone_context(backend="egl", require=430)
+        bare = moderngl.create_standalone_context(backend="egl", require=430)
     except Exception:
         try:
-            ctx = moderngl.create_standalone_context(require=430)
+            bare = moderngl.create_standalone_context(require=430)
         except Exception as exc:
             if os.environ.get("CI_REQUIRE_GL"):
                 pytest.fail(f"no OpenGL 4.3 context: {exc}")
             pytest.skip(f"no OpenGL 4.3 context: {exc}")
-    yield ctx
-    ctx.release()
+    yield bare
+    bare.release()
+    ctx.__enter__()   # current again: the tests after this module use it
 
 
 def dense(ctx, shader, x, w, b):
@@ -56,3 +59,13 @@ def test_bare_moderngl_two_layers_give_the_reference_logits(bare_ctx, B):
     expected = reference.forward(params, X)[0]
     assert np.isfinite(logits).all()
     assert np.abs(logits - expected).max() / np.abs(expected).max() < 1e-5
+
+
+def test_the_banner_says_what_this_file_does():
+    """The banner, read as plain text, promises what dense() above relies on: bindings, lengths, groups."""
+    banner = " ".join(" ".join(line[2:].split()) for line in SOURCE.splitlines()[1:] if line.startswith("//"))
+    for entry in ("0 X float[B*K] (readonly)", "1 W float[K*N] (readonly)", "2 b float[N] (readonly)",
+                  "3 Y float[B*N] (writeonly)", "Uniforms uint B, K, N",
+                  "groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)"):
+        assert entry in banner, f"dense_1_naive.comp's banner no longer says {entry!r}: update dense() and glsl/README.md"
+    assert "#define LOCAL_X 16\n" in SOURCE and "#define LOCAL_Y 16\n" in SOURCE

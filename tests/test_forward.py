@@ -6,7 +6,7 @@ import pytest
 
 from helpers import gl, reference
 from helpers.check import rel_error
-from helpers.forward import DISPATCH, Forward
+from helpers.forward import SHADERS, Forward
 
 TOLERANCE = 1e-5
 SHAPES = [(1, 70, 13), (37, 70, 13), (1, 784, 130), (37, 130, 10), (16, 16, 16), (3, 1, 1)]
@@ -17,7 +17,7 @@ def dense(x, w, b, relu):
     return np.maximum(y, 0) if relu else y
 
 
-@pytest.mark.parametrize("shader", sorted(DISPATCH))
+@pytest.mark.parametrize("shader", SHADERS)
 @pytest.mark.parametrize("relu", [0, 1])
 @pytest.mark.parametrize("B,K,N", SHAPES, ids=[f"{b}x{k}x{n}" for b, k, n in SHAPES])
 def test_dense_layer_matches_numpy(ctx, rng, shader, relu, B, K, N):
@@ -26,8 +26,8 @@ def test_dense_layer_matches_numpy(ctx, rng, shader, relu, B, K, N):
     b = rng.standard_normal(N).astype(np.float32)
     kernel = gl.Kernel(ctx, shader, {"RELU": relu})
     Y = gl.empty(ctx, (B, N), name="Y")  # NaN: an output nobody writes fails the comparison
-    kernel.run(*DISPATCH[shader](B, N), bindings={0: gl.upload(ctx, x, "X"), 1: gl.upload(ctx, w, "W"),
-                                                   2: gl.upload(ctx, b, "b"), 3: Y}, B=B, K=K, N=N)
+    kernel.run(*kernel.groups(B=B, N=N), bindings={0: gl.upload(ctx, x, "X"), 1: gl.upload(ctx, w, "W"),
+                                                    2: gl.upload(ctx, b, "b"), 3: Y}, B=B, K=K, N=N)
     got, ref = Y.read(), dense(x, w, b, relu)
     assert rel_error(got, ref) < TOLERANCE, f"{shader} RELU={relu} {B}x{K}x{N}: rel error {rel_error(got, ref):.2e}"
     negative = dense(x, w, b, 0) < -1e-3  # where ReLU must clamp, and logits must stay negative
@@ -56,7 +56,7 @@ def mlp(H, seed=0):
     return params
 
 
-@pytest.mark.parametrize("shader", sorted(DISPATCH))
+@pytest.mark.parametrize("shader", SHADERS)
 @pytest.mark.parametrize("B", [1, 37])
 def test_two_layer_forward_matches_reference(ctx, rng, shader, B):
     params = mlp(H=130)

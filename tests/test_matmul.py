@@ -1,4 +1,5 @@
-"""The matmul ladder (glsl/matmul_*.comp) and the inference layers (glsl/infer_*.comp) against NumPy.
+"""The matmul ladder (glsl/matmul_*.comp) and the inference layers (glsl/dense_3_tiled.comp,
+glsl/dense_4_u8.comp) against NumPy, every dispatch sized by Kernel.groups from the shader's banner.
 
 Awkward shapes (not multiples of any tile, one row, one column, N % 4 == 0 for the vec4 paths), outputs
 poisoned with NaN first, float64 NumPy as the reference; relative error < 1e-5 (helpers.check.rel_error).
@@ -34,7 +35,7 @@ def test_rung_matches_numpy(ctx, kernels, rng, name, shape):
     A, B = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B")
     C = gl.empty(ctx, (M + 1, N), name="C")        # one spare row: a write past C[M,N] would show there
     kernel = kernels[name]
-    kernel.run(*matmul.groups(kernel, M, N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+    kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
     c = C.read()
     assert check.rel_error(c[:M], a.astype(np.float64) @ b) < TOL
     assert np.isnan(c[M:]).all(), f"{name} wrote past C[{M},{N}]"
@@ -69,8 +70,8 @@ LAYER_SHAPES = [(37, 784, 13), (1, 16, 10), (70, 784, 128), (65, 20, 1), (33, 12
 def _layer(ctx, name, relu, X, w, b, B, K, N):
     kernel = gl.Kernel(ctx, name, {"RELU": relu})
     Y = gl.empty(ctx, (B, N), name="Y")
-    kernel.run(gl.groups(N, matmul.define(kernel.source, "BN")), gl.groups(B, matmul.define(kernel.source, "BM")),
-               bindings={0: X, 1: gl.upload(ctx, w, "W"), 2: gl.upload(ctx, b, "b"), 3: Y}, B=B, K=K, N=N)
+    kernel.run(*kernel.groups(B=B, N=N), bindings={0: X, 1: gl.upload(ctx, w, "W"), 2: gl.upload(ctx, b, "b"), 3: Y},
+               B=B, K=K, N=N)
     return Y.read()
 
 

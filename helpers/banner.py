@@ -1,0 +1,239 @@
+"""Read a shader's banner, the contract at the top of every glsl/*.comp file, and check buffers against it.
+
+Introduced in notebook 02 (gl.Kernel uses it for every dispatch). The banner gives, in a fixed form
+(glsl/README.md, "The banner"):
+
+    // Bindings  0 X float[B*K] (readonly)  1 W float[K*N] (readonly)  2 b float[N] (readonly)
+    //           3 Y float[B*N] (writeonly)
+    // Uniforms  uint B, K, N
+    // Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)
+
+    b = parse(source, "dense_1_naive.comp")
+    b.bindings[3]                                   # Binding(name='Y', length='B*N', type='float', access='writeonly')
+    values = {**define_values(source), "B": 8, "K": 70, "N": 8}
+    evaluate(b.groups[0], values)                   # 1: ceil(8/16)
+    check_lengths(b, {0: 560, 1: 560, 2: 8, 3: 4}, values)   # ShaderError: binding 3 (Y) holds 4 elements ...
+
+Lengths and group counts are expressions of the uniforms and #defines: names, integers, + - * / // %,
+ceil, min, max and parentheses. `/` is exact division, so ceil(N/TILE) is what it says.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from fractions import Fraction
+from functools import lru_cache
+from typing import NamedTuple
+
+from . import gl
+
+FIELDS = ("Shapes", "NumPy", "Bindings", "Uniforms", "Dispatch", "Changed", "Checked", "Tunables")
+ACCESS = ("readonly", "writeonly", "read-write")
+TYPES = ("float", "uint", "int")
+
+
+class Binding(NamedTuple):
+    name: str       # the array's name in the shader
+    length: str     # elements, an expression of uniforms and #defines, e.g. "B*K"
+    type: str       # float, uint or int: the element the length counts
+    access: str     # readonly, writeonly or read-write
+
+
+class Banner(NamedTuple):
+    shader: str                      # the file name, for error messages
+    fields: dict                     # {"Bindings": "0 X float[B*K] (readonly) ...", ...}: each field's text
+    bindings: dict                   # {binding number: Binding}
+    uniforms: dict                   # {name: GLSL type}
+    local: tuple | None              # three expressions: the work group's size
+    groups: tuple | None             # three expressions: the work groups of one dispatch
+
+
+def fields(source: str) -> dict[str, list[str]]:
+    """The banner's fields as {name: [first line, continuation lines...]} (text after the field name).
+
+    The banner is the block of `//` lines right after `#version`. A field starts with its name at the
+    start of a line (`// Bindings  ...`); lines indented further continue it; a blank `//` ends it.
+    """
+    found, current = {}, None
+    for line in source.splitlines()[1:]:
+        if not line.startswith("//"):
+            break
+        text = line[2:]
+        match = re.match(r" (\w+)\s+(.*)$", text)
+        if match and match.group(1) in FIELDS:
+            current = found.setdefault(match.group(1), [])
+            current.append(match.group(2).strip())
+        elif current is not None and text.startswith("   ") and text.strip():
+            current.append(text.strip())
+        else:
+            current = None  # a blank line, the title, or free prose
+    return found
+
+
+def parse(source: str, shader: str = "shader") -> Banner:
+    """The banner of a shader's source. A Bindings, Uniforms or Dispatch field that does not follow the
+    syntax raises gl.ShaderError naming the shader and the text; a missing field gives {} or None."""
+    lines = fields(source)
+
+    def fail(field, text, expected):
+        raise gl.ShaderError(f"{shader}: the banner's {field} field does not parse at {text!r}; expected {expected}")
+
+    bindings = {}
+    entry = re.compile(r"(\d+) (\w+) (\w+)\[([^\]]+)\] \(([\w-]+)\)")
+    for line in lines.get("Bindings", []):
+        if not line[0].isdigit():
+            continue  # a note for the reader
+        for item in re.split(r"\s{2,}", line):
+            match = entry.fullmatch(item)
+            if not match or match.group(3) not in TYPES or match.group(5) not in ACCESS:
+                fail("Bindings", item, "`<binding> <name> <float|uint|int>[<length>] (<readonly|writeonly|read-write>)`")
+            number, name, type_, length, access = match.groups()
+            bindings[int(number)] = Binding(name, length, type_, access)
+
+    uniforms = {}
+    for line in lines.get("Uniforms", []):
+        if line.split(" ")[0] not in TYPES:
+            continue  # a note
+        while re.search(r"\([^()]*\)", line):  # drop descriptions in parentheses
+            line = re.sub(r"\([^()]*\)", "", line)
+        for part in line.split(";"):
+            match = re.fullmatch(r"\s*(\w+)\s+(\w+(?:\s*,\s*\w+)*)\s*", part)
+            if not match or match.group(1) not in TYPES:
+                fail("Uniforms", part, "`<type> <name>, <name>; <type> <name>`")
+            for name in re.split(r"\s*,\s*", match.group(2)):
+                uniforms[name] = match.group(1)
+
+    local = groups = None
+    if "Dispatch" in lines:
+        text = " ".join(lines["Dispatch"])
+        match = re.match(r"local\s*(\(.*)", text)
+        local, rest = _tuple(match.group(1)) if match else (None, "")
+        match = re.match(r"\s*;\s*groups\s*(\(.*)", rest)
+        groups, _ = _tuple(match.group(1)) if match else (None, "")
+        if local is None or groups is None:
+            fail("Dispatch", text, "`local (<x>, <y>, <z>); groups (<x>, <y>, <z>)`")
+    return Banner(shader, {k: " ".join(v) for k, v in lines.items()}, bindings, uniforms, local, groups)
+
+
+def _tuple(text: str):
+    """('(a, min(b, c), 1) rest') -> (('a', 'min(b, c)', '1'), ' rest'): a parenthesised triple and what follows."""
+    depth = 0
+    for end, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0:
+            break
+    triple = text[:end + 1]
+    try:
+        tree = ast.parse(triple, mode="eval").body
+    except SyntaxError:
+        return None, ""
+    if not isinstance(tree, ast.Tuple) or len(tree.elts) != 3:
+        return None, ""
+    return tuple(ast.get_source_segment(triple, e) for e in tree.elts), text[end + 1:]
+
+
+def define_values(source: str) -> dict[str, int]:
+    """Every `#define NAME <integer>` of a source, read with gl.define: {"TILE": 16, ...}."""
+    values = {}
+    for name in dict.fromkeys(re.findall(r"^[ \t]*#define[ \t]+(\w+)", source, re.MULTILINE)):
+        try:
+            values[name] = int(gl.define(source, name))
+        except ValueError:
+            pass  # not a plain integer (e.g. SCALE 2.0): no length or group count can use it
+    return values
+
+
+# ---------------------------------------------------------------------------------------------------
+# Expressions: a whitelist of Python's syntax, evaluated exactly (Fractions), never with eval()
+# ---------------------------------------------------------------------------------------------------
+
+_OPERATORS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+              ast.Div: lambda a, b: Fraction(a) / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+_FUNCTIONS = {"ceil": math.ceil, "min": min, "max": max}
+
+
+class MissingValue(gl.ShaderError):
+    """An expression names a value that was not given (`.name` says which)."""
+
+    def __init__(self, name: str, expression: str):
+        super().__init__(f"{expression} needs a value for {name}")
+        self.name = name
+
+
+@lru_cache(maxsize=None)
+def names(expression: str) -> frozenset:
+    """The names an expression uses, functions excluded: names("ceil(N/TILE)") == {"N", "TILE"}."""
+    tree = _tree(expression)
+    called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name)) - called
+
+
+@lru_cache(maxsize=None)
+def _tree(expression: str) -> ast.AST:
+    try:
+        return ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        raise gl.ShaderError(f"not an expression: {expression!r}") from None
+
+
+def evaluate(expression: str, values: dict):
+    """The value of a banner expression, given {name: value}: an int when it is whole, else a Fraction.
+
+    Raises MissingValue for a name not in `values`, gl.ShaderError for anything outside the whitelist.
+    """
+    def value(node):
+        if isinstance(node, ast.Constant) and type(node.value) is int:
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in values:
+                raise MissingValue(node.id, expression)
+            return values[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
+                and node.args and not node.keywords):
+            return _FUNCTIONS[node.func.id](*(value(a) for a in node.args))
+        raise gl.ShaderError(f"{expression!r}: {ast.unparse(node)!r} is not allowed in a banner expression "
+                             "(names, integers, + - * / // %, ceil, min, max, parentheses)")
+
+    result = value(_tree(expression))
+    return int(result) if result == int(result) else result
+
+
+def dispatch_groups(banner: Banner, values: dict) -> tuple[int, int, int]:
+    """The banner's `groups (x, y, z)` evaluated with `values`; each must come out a whole number."""
+    if banner.groups is None:
+        raise gl.ShaderError(f"{banner.shader}: the banner has no `// Dispatch  local (...); groups (...)` line")
+    counts = []
+    for expression in banner.groups:
+        try:
+            count = evaluate(expression, values)
+        except MissingValue as missing:
+            raise gl.ShaderError(f"{banner.shader}: the group count {expression} needs {missing.name}; pass it: "
+                                 f"kernel.groups({missing.name}=...)") from None
+        if count != int(count):
+            raise gl.ShaderError(f"{banner.shader}: the group count {expression} = {count} is not a whole number")
+        counts.append(int(count))
+    return tuple(counts)
+
+
+def check_lengths(banner: Banner, lengths: dict, values: dict) -> None:
+    """Raise gl.ShaderError when a bound buffer is shorter than its banner length.
+
+    lengths: {binding: elements bound there}; values: the uniforms and #defines. A binding whose length
+    names a value not given (e.g. n_images, which only the data knows) is not checked.
+    """
+    for number, elements in lengths.items():
+        binding = banner.bindings.get(number)
+        if binding is None:
+            continue
+        try:
+            needed = evaluate(binding.length, values)
+        except MissingValue:
+            continue
+        if elements < needed:
+            given = ", ".join(f"{name}={values[name]}" for name in sorted(names(binding.length)))
+            raise gl.ShaderError(f"{banner.shader}: binding {number} ({binding.name}) holds {elements} elements, "
+                                 f"but the banner needs {binding.type}[{binding.length}] = {needed} ({given})")
