@@ -195,7 +195,8 @@ def shader_excerpt(name: str, lines=None, screen: int = SCREEN_LINES) -> tuple[s
     are line numbers (-1: the last line) or strings (the first line containing the string, or being
     exactly the text after a leading "^", searched from the end of the previous range for `first`,
     from `first` for `last`),
-    or, without `lines`, the lines between `// core` and `// end core` markers in the file. Left-out
+    or, without `lines`, the lines between `// core` and `// end core` markers in the file, or without
+    those, main() to the end of the file. Left-out
     stretches become one `// ... lines a-b ...` comment each.
     """
     from . import gl
@@ -212,10 +213,9 @@ def shader_excerpt(name: str, lines=None, screen: int = SCREEN_LINES) -> tuple[s
     keep = [(1, banner)]
     if lines is None:
         marks = [i + 1 for i, line in enumerate(source) if re.match(r"\s*//\s*(end )?core\b", line)]
-        if not marks or len(marks) % 2:
-            raise ValueError(f"{name} is {len(source)} lines: pass lines=[(first, last), ...] (it has no "
-                             f"'// core' ... '// end core' markers)")
-        lines = [(marks[i] + 1, marks[i + 1] - 1) for i in range(0, len(marks), 2)]
+        if len(marks) % 2:
+            raise ValueError(f"{name}: a '// core' marker without its '// end core'")
+        lines = [(marks[i] + 1, marks[i + 1] - 1) for i in range(0, len(marks), 2)] or [("void main", -1)]
     for first, last in lines:
         a = _line_number(source, first, keep[-1][1] + 1 if isinstance(first, str) else 1, name)
         b = _line_number(source, last, a, name)
