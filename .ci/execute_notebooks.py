@@ -4,10 +4,11 @@
 
 Each notebook runs in a fresh kernel with notebooks/ as its working directory, so no state is shared.
 Figures are kept (the inline backend), so MPLBACKEND must not force Agg here. Progress bars are stored
-as the last line they showed, empty stream outputs are dropped, and the notebook's kernelspec and
+as the last line they showed (a widget bar's plain-text fallback too), empty stream outputs are dropped, and the notebook's kernelspec and
 language_info are set to what JupyterLab writes for this kernel, so opening it does not mark it modified.
 """
 
+import html
 import os
 import re
 import sys
@@ -36,6 +37,23 @@ def coalesce_streams(nb) -> None:
             cell.outputs = [o for o in merged if not (o.output_type == "stream" and not o.text.strip())]
 
 
+def widget_text(nb) -> None:
+    """A progress bar drawn as a widget (tqdm.auto) keeps its first text as the plain-text fallback that
+    viewers without widgets show ("0/469"); replace it with the bar's last state from the saved widgets."""
+    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get("application/vnd.jupyter.widget-view+json")
+            box = state.get(view["model_id"], {}) if view else {}
+            if box.get("model_name") != "HBoxModel":
+                continue
+            parts = [state.get(child.removeprefix("IPY_MODEL_"), {}) for child in box["state"].get("children", [])]
+            text = " ".join(html.unescape(part["state"]["value"]).replace("\u2007", " ").strip()
+                            for part in parts if part.get("model_name") == "HTMLModel" and part["state"].get("value"))
+            if text:
+                output["data"]["text/plain"] = text
+
+
 def set_kernel_metadata(nb, kernel_name: str = "python3") -> None:
     """The kernelspec JupyterLab writes for `kernel_name` (nbclient already stored the kernel's language_info)."""
     from jupyter_client.kernelspec import KernelSpecManager
@@ -61,6 +79,7 @@ def main(out_dir: str, *paths: str) -> int:
         else:
             print(f"{path.name}: ran in {time.perf_counter() - start:.1f} s", flush=True)
         coalesce_streams(nb)
+        widget_text(nb)
         set_kernel_metadata(nb)
         nbformat.write(nb, Path(out_dir) / path.name)
     return failed
