@@ -11,6 +11,8 @@ least", a results table or a JSON file, a datasheet. Dimensions (16×16, 37×70�
 It catches every line that shared/tools/prose_numbers.py (the project's first checker) catches, except
 a line excused by a JSON file it names, and more: factors, ns and MB/s... with units, number words with
 "times", and it takes neither a bare "seed", a bare "table" nor any year-like number (2048) as a source.
+
+It also checks that every link into notebooks/GLOSSARY.md names one of its entries.
 """
 
 from __future__ import annotations
@@ -129,3 +131,18 @@ def test_catches_what_the_shared_checker_catches():
                     and not re.search(r"\.json\b", line):
                 missed.append(f"{path.name}[{i}]: {line.strip()[:120]}")
     assert not missed, "lines the shared checker flags and this test lets pass:\n" + "\n".join(missed)
+
+
+def test_glossary_links_resolve():
+    """Every GLOSSARY.md#anchor a notebook or the glossary links to names one of its entries. Entries are
+    '### ' headings in lower case letters, digits, spaces and hyphens, so that GitHub and JupyterLab make
+    the same anchor of them (spaces become hyphens)."""
+    glossary = (ROOT / "notebooks" / "GLOSSARY.md").read_text()
+    headings = re.findall(r"(?m)^### (.+)$", glossary)
+    odd = [h for h in headings if not re.fullmatch(r"[a-z0-9 -]+", h)]
+    assert not odd, f"glossary headings GitHub and JupyterLab would anchor differently: {odd}"
+    anchors = {h.replace(" ", "-") for h in headings}
+    links = [(path.name, a) for path in NOTEBOOKS for a in re.findall(r"GLOSSARY\.md#([\w-]+)", path.read_text())]
+    links += [("GLOSSARY.md", a) for a in re.findall(r"\]\(#([\w-]+)\)", glossary)]
+    broken = sorted({f"{name}: #{a}" for name, a in links if a not in anchors})
+    assert not broken, "links to no glossary entry:\n" + "\n".join(broken)
