@@ -8,7 +8,7 @@ import pytest
 from helpers import data, gl, reference
 from helpers.check import rel_error
 from helpers.gpu_mlp import BINDINGS as BIND
-from helpers.gpu_mlp import define_value, pack_images
+from helpers.mlp import pack_images
 
 TOLERANCE = 1e-5
 N_IMAGES, START = 320, 9
@@ -39,9 +39,9 @@ def check(name, got, ref):
 
 BATCHES = [1, 37]
 # batches larger than one work group's threads (softmax_xent: LOCAL rows) / one chunk (gather_backward: LX*BS)
-XENT_LOCAL = define_value(gl.shader_source("softmax_xent_1_rowwise.comp"), "LOCAL", "softmax_xent_1_rowwise.comp")
+XENT_LOCAL = int(gl.define(gl.shader_source("softmax_xent_1_rowwise.comp"), "LOCAL"))
 _gather = gl.shader_source("gather_backward_1_u8.comp")
-GATHER_CHUNK = define_value(_gather, "LX", "gather_backward_1_u8.comp") * define_value(_gather, "BS", "gather_backward_1_u8.comp")
+GATHER_CHUNK = int(gl.define(_gather, "LX")) * int(gl.define(_gather, "BS"))
 INPUTS = [70, 784]
 
 
@@ -52,7 +52,7 @@ def test_gather_forward_matches_reference(ctx, rng, B, K):
     p = problem(rng, B, K, H, C)
     kernel = gl.Kernel(ctx, "gather_forward_1_u8.comp")
     A1 = gl.empty(ctx, (B, H), name="A1")
-    d = lambda name: define_value(kernel.source, name)  # noqa: E731
+    d = kernel.define
     kernel.run(gl.groups(H, d("TN")), gl.groups(B, d("RB")), bindings={
         BIND["images"]: gl.upload(ctx, pack_images(p["images"], K), "images"),
         BIND["order"]: gl.upload(ctx, p["order"], "order"),
@@ -67,7 +67,7 @@ def test_logits_forward_matches_reference(ctx, rng, B):
     p = problem(rng, B, K, H, C)
     kernel = gl.Kernel(ctx, "logits_forward_1_splitk.comp")
     logits = gl.empty(ctx, (B, C), name="logits")
-    d = lambda name: define_value(kernel.source, name)  # noqa: E731
+    d = kernel.define
     kernel.run(gl.groups(C, d("TN")), gl.groups(B, d("RB")), bindings={
         BIND["A1"]: gl.upload(ctx, p["cache"][2], "A1"),
         BIND["W2"]: gl.upload(ctx, p["params"]["W2"], "W2"), BIND["b2"]: gl.upload(ctx, p["params"]["b2"], "b2"),
@@ -119,7 +119,7 @@ def test_dense_backward_matches_reference(ctx, rng, B, mask):
     kernel = gl.Kernel(ctx, "dense_backward_1_relu.comp", {"MASK_RELU": mask})
     out = {"dZ": gl.empty(ctx, (B, H), name="dZ"), "dW": gl.empty(ctx, (H, C), name="dW"),
            "db": gl.empty(ctx, (C,), name="db")}
-    lx, bs = define_value(kernel.source, "LX"), define_value(kernel.source, "BS")
+    lx, bs = int(gl.define(kernel.source, "LX")), int(gl.define(kernel.source, "BS"))
     groups = gl.groups(H * C + C, lx) + gl.groups(B * H, lx * bs)
     kernel.run(groups, bindings={
         BIND["A1"]: gl.upload(ctx, A1, "A"), BIND["W2"]: gl.upload(ctx, p["params"]["W2"], "W"),
@@ -137,7 +137,7 @@ def test_gather_backward_matches_reference(ctx, rng, B, K):
     p = problem(rng, B, K, H, C)
     kernel = gl.Kernel(ctx, "gather_backward_1_u8.comp")
     dW, db = gl.empty(ctx, (K, H), name="dW"), gl.empty(ctx, (H,), name="db")
-    kernel.run(gl.groups(H, define_value(kernel.source, "LX")), -(-K // 4) + 1, bindings={
+    kernel.run(gl.groups(H, int(gl.define(kernel.source, "LX"))), -(-K // 4) + 1, bindings={
         BIND["images"]: gl.upload(ctx, pack_images(p["images"], K), "images"),
         BIND["order"]: gl.upload(ctx, p["order"], "order"), BIND["dZ1"]: gl.upload(ctx, p["dZ1"].astype(np.float32), "dZ"),
         BIND["gW1"]: dW, BIND["gb1"]: db}, B=B, K=K, N=H, start=START)
@@ -151,7 +151,7 @@ def test_sgd_update_matches_reference(ctx, rng):
     grads = rng.standard_normal(n).astype(np.float32)
     P = gl.upload(ctx, params, "params")
     kernel = gl.Kernel(ctx, "update_1_sgd.comp")
-    kernel.run(gl.groups(n, define_value(kernel.source, "LOCAL")), bindings={
+    kernel.run(gl.groups(n, int(gl.define(kernel.source, "LOCAL"))), bindings={
         BIND["params"]: P, BIND["grads"]: gl.upload(ctx, grads, "grads")}, n=n, lr=0.3)
     expected = {"p": params.copy()}
     reference.SGD(0.3).step(expected, {"p": grads})

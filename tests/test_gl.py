@@ -18,7 +18,7 @@ def test_no_backend_gives_one_clear_error(monkeypatch):
         gl.create_context()
     message = str(info.value)
     assert "Tried:" in message and "default" in message and "egl" in message
-    assert "libegl-mesa0" in message and "4.3" in message
+    assert "4.3" in message
 
 
 def test_macos_is_told_it_has_no_compute_shaders(monkeypatch):

@@ -135,22 +135,24 @@ def empty_epochs(ctx, steps: int, groups: list, epochs: int = 3) -> list[float]:
     return times
 
 
-def mapped_read_effect(trainer, buffer: str = "dZ1", reads: int = 5, repeat: int = 30, clock=None) -> dict:
-    """What mapping a kernel's buffer does to the kernels that use it afterwards (notebook 04).
+def mapped_read_effect(trainer, buffers=("A1", "dZ1"), reads: int = 5, repeat: int = 30, clock=None) -> dict:
+    """What mapping a kernel's buffers does to the kernels that use them afterwards (notebook 04).
 
     Times every dispatch of a step (profile_step's kernel figures) three times: as the trainer is; after
-    `reads` reads of trainer.arrays[buffer] through the staging buffer (GPUArray.read, what the trainers
-    do); after `reads` reads of the same buffer by mapping it (moderngl's Buffer.read, what the trainers
-    did before). Returns {"as is" | "staged reads" | "mapped reads": {file: seconds}}. The buffer stays
-    wherever the driver put it: use a throwaway trainer.
+    a step and `reads` reads of each of trainer.arrays[buffers] through the staging buffer (GPUArray.read,
+    what the trainers do); after a step and `reads` reads of the same buffers by mapping them (moderngl's
+    Buffer.read_into, what notebook 04 once did). Returns {"as is" | "staged reads" | "mapped reads":
+    {file: seconds}}. The buffers stay wherever the driver put them: use a throwaway trainer.
     """
-    array = trainer.arrays[buffer]
+    arrays = [trainer.arrays[name] for name in buffers]
     result = {"as is": profile_step(trainer, repeat, clock)["kernel"]}
-    for _ in range(reads):
-        array.read()
-    result["staged reads"] = profile_step(trainer, repeat, clock)["kernel"]
-    for _ in range(reads):
-        trainer.ctx.memory_barrier()
-        array.buffer.read(size=array.nbytes, offset=array.offset)  # maps the buffer into the CPU's memory
-    result["mapped reads"] = profile_step(trainer, repeat, clock)["kernel"]
+    for label, read in (("staged reads", lambda a: a.read()),
+                        ("mapped reads", lambda a: a.buffer.read_into(np.empty(a.shape, a.dtype), offset=a.offset))):
+        trainer.start_epoch(0)
+        trainer.step(0)
+        for _ in range(reads):
+            trainer.ctx.memory_barrier()
+            for array in arrays:
+                read(array)
+        result[label] = profile_step(trainer, repeat, clock)["kernel"]
     return result
