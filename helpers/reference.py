@@ -187,7 +187,7 @@ def train(params: dict, X: np.ndarray, y: np.ndarray, *, epochs: int, batch_size
 
     The last batch of an epoch holds the n % batch_size samples left over (its loss is their mean).
     """
-    from tqdm import tqdm
+    from tqdm.auto import tqdm  # a widget in JupyterLab, text elsewhere
 
     optimizer = optimizer or SGD(lr)
     n = len(X)
