@@ -1,0 +1,147 @@
+"""GPU arrays: a storage buffer (or a range of one) that remembers its NumPy shape and dtype, and the one
+staging buffer through which the CPU reads and writes them. Introduced in notebook 02; helpers.gl
+re-exports everything here (gl.upload, gl.empty, gl.GPUArray), so notebooks use it as part of gl.
+
+    A = gl.upload(ctx, a, "A")                 # a new buffer holding a float32 / uint32 / int32 array
+    C = gl.empty(ctx, (M, N), name="C")        # NaN-filled, so an element no kernel wrote shows
+    c = C.read()                               # through the staging buffer: a new, writable array
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_ALLOWED_DTYPES = (np.float32, np.uint32, np.int32)
+
+
+def staging_buffer(ctx, nbytes: int):
+    """The context's one staging buffer, at least `nbytes` long: the only buffer the CPU reads or writes.
+
+    ModernGL reads a buffer by mapping it into the CPU's address space. After a few such reads the NVIDIA
+    driver may move that buffer to memory the CPU reaches easily and the GPU slowly, and every later
+    kernel on it runs several times slower (notebook 04 measures it). So GPUArray.read and write copy
+    through this buffer on the GPU (ctx.copy_buffer), and the buffers the kernels use are never mapped.
+    """
+    extra = ctx.extra if isinstance(getattr(ctx, "extra", None), dict) else {}
+    ctx.extra = extra
+    stage = extra.get("staging")
+    if stage is None or stage.size < nbytes:
+        if stage is not None:
+            stage.release()
+        stage = extra["staging"] = ctx.buffer(reserve=max(int(nbytes), 1 << 16))
+    return stage
+
+
+class GPUArray:
+    """A storage buffer (or a range of one: `view`) with a NumPy shape and dtype (float32, uint32 or
+    int32), row-major. The CPU reads and writes it only through the context's staging buffer."""
+
+    def __init__(self, ctx, shape, dtype=np.float32, name: str = "array", data=None, *, buffer=None,
+                 offset: int = 0):
+        self.ctx, self.name = ctx, name
+        self.shape = tuple(int(s) for s in np.atleast_1d(shape)) if shape != () else ()
+        self.dtype = np.dtype(dtype)
+        if self.dtype.type not in _ALLOWED_DTYPES:
+            raise TypeError(f"GPUArray {name!r}: dtype {self.dtype.name} is not one a shader reads; "
+                            "use float32, uint32 or int32 (convert with .astype(np.float32))")
+        self.size = int(np.prod(self.shape, dtype=np.int64))
+        self.nbytes = self.size * self.dtype.itemsize
+        if self.nbytes == 0:
+            raise ValueError(f"GPUArray {name!r}: shape {self.shape} has no elements")
+        self.offset = int(offset)  # in bytes, where this array starts in `buffer`
+        if buffer is not None:
+            self.buffer = buffer
+        elif data is not None:
+            self.buffer = ctx.buffer(self._checked(data).tobytes())
+        else:
+            self.buffer = ctx.buffer(reserve=self.nbytes)
+
+    def __repr__(self):
+        at = f", offset={self.offset}" if self.offset else ""
+        return f"GPUArray({self.name!r}, shape={self.shape}, dtype={self.dtype.name}{at})"
+
+    def view(self, first: int, shape, name: str) -> "GPUArray":
+        """Elements [first, first + prod(shape)) of this array as an array of its own (same buffer, no
+        copy), e.g. W1 inside a flat parameter buffer. Bound alone, it must start on a multiple of the
+        driver's GL_SHADER_STORAGE_BUFFER_OFFSET_ALIGNMENT (256 bytes covers common drivers)."""
+        view = GPUArray(self.ctx, shape, self.dtype, name, buffer=self.buffer,
+                        offset=self.offset + int(first) * self.dtype.itemsize)
+        if view.offset + view.nbytes > self.offset + self.nbytes:
+            raise ValueError(f"view {name!r} of {view.size} elements at {first} overruns {self.name!r} "
+                             f"({self.size} elements)")
+        return view
+
+    def bind_to(self, binding: int) -> None:
+        """Bind this array (its range of the buffer) to a storage-buffer binding point."""
+        self.buffer.bind_to_storage_buffer(binding, offset=self.offset, size=self.nbytes)
+
+    def _checked(self, array) -> np.ndarray:
+        array = np.asarray(array)
+        if array.dtype != self.dtype or array.shape != self.shape:
+            hint = f" Convert with .astype(np.{self.dtype.name})." if array.dtype != self.dtype else ""
+            raise ValueError(f"GPUArray {self.name!r} holds {self.dtype.name} {self.shape}; "
+                             f"got {array.dtype.name} {array.shape}.{hint}")
+        return np.ascontiguousarray(array)
+
+    def write(self, array, first: int = 0) -> None:
+        """Upload `array` into the existing buffer (same shape and dtype; or, with `first`, a flat run of
+        elements starting there). It goes to the staging buffer, then the GPU copies it into place."""
+        if first or np.ndim(array) == 1 and np.size(array) != self.size:
+            array = np.ascontiguousarray(array, dtype=self.dtype).reshape(-1)
+            if first < 0 or first + array.size > self.size:
+                raise ValueError(f"GPUArray {self.name!r} holds {self.size} elements; cannot write "
+                                 f"{array.size} at {first}")
+        else:
+            array = self._checked(array)
+        if array.size == 0:
+            return
+        stage = staging_buffer(self.ctx, array.nbytes)
+        self.ctx.memory_barrier()  # shaders done with the stage's last contents and with this buffer
+        stage.write(array)
+        self.ctx.copy_buffer(self.buffer, stage, size=array.nbytes,
+                             write_offset=self.offset + int(first) * self.dtype.itemsize)
+
+    def read(self, out: np.ndarray | None = None, first: int = 0, count: int | None = None) -> np.ndarray:
+        """Read back through the staging buffer: the whole array (a new array, or into `out`, same shape
+        and dtype, with no allocation), or with first/count a flat run of `count` elements."""
+        if first or count is not None:
+            count = self.size - first if count is None else int(count)
+            if first < 0 or count < 0 or first + count > self.size:
+                raise ValueError(f"GPUArray {self.name!r} holds {self.size} elements; cannot read "
+                                 f"{count} at {first}")
+            out = np.empty(count, dtype=self.dtype) if out is None else out
+        elif out is None:
+            out = np.empty(self.shape, dtype=self.dtype)
+        else:
+            self._checked(out)
+        if out.nbytes:
+            stage = staging_buffer(self.ctx, out.nbytes)
+            self.ctx.memory_barrier()  # shader writes -> the copy
+            self.ctx.copy_buffer(stage, self.buffer, size=out.nbytes,
+                                 read_offset=self.offset + int(first) * self.dtype.itemsize)
+            stage.read_into(out, size=out.nbytes)
+        return out
+
+    def fill(self, value) -> None:
+        """Set every element to `value` (NaN poisons a float output before a dispatch)."""
+        self.write(np.full(self.shape, value, dtype=self.dtype))
+
+    def release(self) -> None:
+        if self.offset == 0:  # a view does not own its buffer
+            self.buffer.release()
+
+
+def upload(ctx, array, name: str = "array") -> GPUArray:
+    """A new GPUArray holding `array`, which must already be float32, uint32 or int32."""
+    array = np.asarray(array)
+    return GPUArray(ctx, array.shape, array.dtype, name=name, data=array)
+
+
+def empty(ctx, shape, dtype=np.float32, name: str = "array", fill=np.nan) -> GPUArray:
+    """A new GPUArray filled with `fill`: NaN by default, which integer dtypes get as their maximum
+    (e.g. 0xFFFFFFFF for uint32); None leaves it uninitialised."""
+    array = GPUArray(ctx, shape, dtype, name=name)
+    if fill is not None:
+        array.fill(fill if np.dtype(dtype).kind == "f" or not (isinstance(fill, float) and np.isnan(fill))
+                   else np.iinfo(np.dtype(dtype)).max)
+    return array
