@@ -90,14 +90,7 @@ class FusedMLP(Trainer):
 
     def set_hyperparameters(self) -> None:
         """The optimizer's hyperparameters into fused_backward_1's uniforms (float32, as NumPy's)."""
-        opt, f32 = self.optimizer, np.float32
-        values = {"lr": f32(opt.lr)}
-        if self.kind == "Momentum":
-            values["mu"] = f32(opt.mu)
-        elif self.kind == "Adam":
-            values.update(beta1=f32(opt.beta1), beta2=f32(opt.beta2), eps=f32(opt.eps),
-                          one_minus_beta1=f32(1 - opt.beta1), one_minus_beta2=f32(1 - opt.beta2))
-        self.backward.set(**{name: float(value) for name, value in values.items()})
+        self.backward.set(**self.hyperparameters())
 
     def bind(self) -> None:
         """The shared binding points; an optimizer without state gets a one-element stand-in at 4 and 5."""

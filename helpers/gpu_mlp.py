@@ -95,14 +95,7 @@ class GPUTrainer(Trainer):
 
     def set_hyperparameters(self) -> None:
         """The optimizer's hyperparameters into the update shader's uniforms (float32, as NumPy's)."""
-        opt, f32 = self.optimizer, np.float32
-        values = {"lr": f32(opt.lr)}
-        if self.kind == "Momentum":
-            values["mu"] = f32(opt.mu)
-        elif self.kind == "Adam":
-            values.update(beta1=f32(opt.beta1), beta2=f32(opt.beta2), eps=f32(opt.eps),
-                          one_minus_beta1=f32(1 - opt.beta1), one_minus_beta2=f32(1 - opt.beta2))
-        self.kernels["update"].set(**{name: float(value) for name, value in values.items()})
+        self.kernels["update"].set(**self.hyperparameters())
 
     def groups(self, B: int) -> dict:
         """Work groups of each dispatch for a batch of B samples: Kernel.groups, from each shader's banner."""

@@ -220,6 +220,17 @@ class Trainer:
     def load(self, path) -> None:
         self.write_params(load_params(path))
 
+    def hyperparameters(self) -> dict:
+        """The optimizer's hyperparameters as the update shaders' uniforms, rounded to float32 as NumPy's."""
+        opt, f32 = self.optimizer, np.float32
+        values = {"lr": f32(opt.lr)}
+        if self.kind == "Momentum":
+            values["mu"] = f32(opt.mu)
+        elif self.kind == "Adam":
+            values.update(beta1=f32(opt.beta1), beta2=f32(opt.beta2), eps=f32(opt.eps),
+                          one_minus_beta1=f32(1 - opt.beta1), one_minus_beta2=f32(1 - opt.beta2))
+        return {name: float(value) for name, value in values.items()}
+
     @property
     def lr(self) -> float:
         return self.optimizer.lr
