@@ -109,10 +109,7 @@ class FusedMLP(Trainer):
         self.ctx.memory_barrier(STORAGE_BARRIER)
         self._u_step[1].value = s
         if self.kind == "Adam":
-            self.t += 1
-            opt = self.optimizer
-            self.backward.set(c1=float(np.float32(1 - opt.beta1 ** self.t)),
-                              c2=float(np.float32(1 - opt.beta2 ** self.t)))
+            self.backward.set(**self.next_bias_corrections())
         self.backward.program.run(*backward_groups)
         self.ctx.memory_barrier(STORAGE_BARRIER)
         self._counts["steps"] += 1

@@ -123,10 +123,7 @@ class GPUTrainer(Trainer):
             uniform.value = start              # where the batch starts in the order buffer
         self._u_slot.value = s                 # where the loss sum and correct count go in `stats`
         if self.kind == "Adam":
-            self.t += 1
-            opt = self.optimizer
-            self.kernels["update"].set(c1=float(np.float32(1 - opt.beta1 ** self.t)),
-                                       c2=float(np.float32(1 - opt.beta2 ** self.t)))
+            self.kernels["update"].set(**self.next_bias_corrections())
         for program, groups in self.plan:
             program.run(*groups)
             self.ctx.memory_barrier(STORAGE_BARRIER)

@@ -231,6 +231,13 @@ class Trainer:
                           one_minus_beta1=f32(1 - opt.beta1), one_minus_beta2=f32(1 - opt.beta2))
         return {name: float(value) for name, value in values.items()}
 
+    def next_bias_corrections(self) -> dict:
+        """Adam's step count advanced by one, and its bias corrections c1 = 1 - beta1^t, c2 = 1 - beta2^t
+        (float64 on the CPU, then float32, as the reference computes them)."""
+        self.t += 1
+        opt = self.optimizer
+        return {"c1": float(np.float32(1 - opt.beta1 ** self.t)), "c2": float(np.float32(1 - opt.beta2 ** self.t))}
+
     @property
     def lr(self) -> float:
         return self.optimizer.lr
