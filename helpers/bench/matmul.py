@@ -134,6 +134,7 @@ def table(rows: list[dict]) -> str:
 def plot(rows: list[dict], title: str = ""):
     """GFLOP/s against size, one line per implementation, log axes."""
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for impl in dict.fromkeys(r["impl"] for r in rows):
@@ -142,6 +143,7 @@ def plot(rows: list[dict], title: str = ""):
         ax.plot([r["size"] for r in mine], [r["gflops"] for r in mine], style, marker="o", label=impl)
     ax.set(xscale="log", yscale="log", xlabel="n  (C[n,n] = A[n,n] @ B[n,n])", ylabel="GFLOP/s", title=title)
     ax.set_xticks(sorted({r["size"] for r in rows}), [str(n) for n in sorted({r["size"] for r in rows})])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # log axes label minor ticks too: they overlapped
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
