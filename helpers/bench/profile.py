@@ -135,24 +135,27 @@ def empty_epochs(ctx, steps: int, groups: list, epochs: int = 3) -> list[float]:
     return times
 
 
-def mapped_read_effect(trainer, buffers=("A1", "dZ1"), reads: int = 5, repeat: int = 30, clock=None) -> dict:
+def mapped_read_effect(make_trainer, buffers=("A1", "dZ1"), reads: int = 5, repeat: int = 30, clock=None) -> dict:
     """What mapping a kernel's buffers does to the kernels that use them afterwards (notebook 04).
 
-    Times every dispatch of a step (profile_step's kernel figures) three times: as the trainer is; after
-    a step and `reads` reads of each of trainer.arrays[buffers] through the staging buffer (GPUArray.read,
-    what the trainers do); after a step and `reads` reads of the same buffers by mapping them (moderngl's
-    Buffer.read_into, what notebook 04 once did). Returns {"as is" | "staged reads" | "mapped reads":
-    {file: seconds}}. The buffers stay wherever the driver put them: use a throwaway trainer.
+    Three fresh trainers from make_trainer(), each run one step and then: no reads; `reads` reads of each of
+    trainer.arrays[buffers] through the staging buffer (GPUArray.read, what the trainers do); `reads` reads
+    of the same buffers by mapping them (moderngl's Buffer.read_into, what notebook 04 once did). Then
+    every dispatch of a step is timed (profile_step's kernel figures). The reads come before any other use
+    of the buffers, which is when the driver decides where a buffer lives. Returns {"no reads" | "staged
+    reads" | "mapped reads": {file: seconds}}. Each trainer is released afterwards.
     """
-    arrays = [trainer.arrays[name] for name in buffers]
-    result = {"as is": profile_step(trainer, repeat, clock)["kernel"]}
-    for label, read in (("staged reads", lambda a: a.read()),
+    result = {}
+    for label, read in (("no reads", None), ("staged reads", lambda a: a.read()),
                         ("mapped reads", lambda a: a.buffer.read_into(np.empty(a.shape, a.dtype), offset=a.offset))):
+        trainer = make_trainer()
         trainer.start_epoch(0)
         trainer.step(0)
-        for _ in range(reads):
+        trainer.ctx.finish()
+        for _ in range(reads if read else 0):
             trainer.ctx.memory_barrier()
-            for array in arrays:
-                read(array)
+            for name in buffers:
+                read(trainer.arrays[name])
         result[label] = profile_step(trainer, repeat, clock)["kernel"]
+        trainer.release()
     return result
