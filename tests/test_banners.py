@@ -199,6 +199,7 @@ BY_HAND = {
     "matmul_3_blocked.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["M"], d("BM")), 1),
     "matmul_4_bigtile.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["M"], d("BM")), 1),
     "matmul_5_pipelined.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["M"], d("BM")), 1),
+    "matmul_6_subgroup.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["M"], d("BM")), 1),
     "dense_1_naive.comp": lambda d, s: (ceil(s["N"], d("LOCAL_X")), ceil(s["B"], d("LOCAL_Y")), 1),
     "dense_2_splitk.comp": lambda d, s: (ceil(s["N"], d("LOCAL_X")), s["B"], 1),
     "dense_3_tiled.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["B"], d("BM")), 1),
@@ -217,7 +218,8 @@ SAMPLES = [dict(M=1, N=1, K=1, B=1, n=1), dict(M=300, N=200, K=70, B=37, n=1001)
 # Other tiles, with rows and columns of a block that differ, so a banner that swaps them fails.
 TUNED = {"matmul_1_naive.comp": {"LOCAL_X": 32, "LOCAL_Y": 8}, "matmul_2_tiled.comp": {"TILE": 8},
          "matmul_3_blocked.comp": {"BN": 32, "THREADS": 128}, "matmul_4_bigtile.comp": {"BN": 64, "THREADS": 128},
-         "matmul_5_pipelined.comp": {"BN": 64, "THREADS": 128}, "dense_1_naive.comp": {"LOCAL_X": 8},
+         "matmul_5_pipelined.comp": {"BN": 64, "THREADS": 128}, "matmul_6_subgroup.comp": {"BM": 64, "THREADS": 128},
+         "dense_1_naive.comp": {"LOCAL_X": 8},
          "dense_2_splitk.comp": {"LOCAL_X": 8}, "dense_3_tiled.comp": {"BM": 32, "THREADS": 64},
          "dense_4_u8.comp": {"BM": 32, "THREADS": 64}, "update_1_sgd.comp": {"LOCAL": 64},
          "update_2_momentum.comp": {"LOCAL": 64}, "update_3_adam.comp": {"LOCAL": 64},
