@@ -14,6 +14,19 @@ Per step the CPU sets one uniform (the step number; with Adam also the bias corr
 dispatches and two barriers. params is one flat float32 buffer [W1 | b1 | W2 | b2], packed tightly, so
 the optimizer state has the same layout and one thread index names one parameter everywhere. Every sum
 runs in a fixed order (no atomics): the same seed gives bitwise-identical weights.
+
+Notebook 07 adds regularisation, chosen by two options and off by default (then nothing above changes):
+
+    FusedMLP(..., dropout=(keep_in, keep_hidden), max_norm=c)
+
+    fused_forward_2_dropout.comp   fused_forward_1 with inverted dropout on the pixels and the hidden units,
+                                   the masks hashed from (seed, step since training began, layer, row, unit)
+    fused_backward_2_dropout.comp  fused_backward_1 re-gathering X with the same input mask, recomputed
+    maxnorm_1_columns.comp         a third dispatch after the update: each column of W1 (a hidden unit's
+                                   incoming weights) rescaled to norm c where it is longer
+
+The masks need no buffer and no upload: each shader computes the bits it needs (helpers/rng.py is the
+NumPy twin, bit for bit). train(..., mu_schedule=f) sets momentum per epoch, as lr_schedule sets lr.
 """
 
 from __future__ import annotations
@@ -21,11 +34,13 @@ from __future__ import annotations
 import moderngl
 import numpy as np
 
-from . import gl, reference
+from . import gl, reference, rng
 from .mlp import Trainer
 
 N_OUT = 10
 FORWARD, BACKWARD, PREDICT = "fused_forward_1_xent.comp", "fused_backward_1_update.comp", "fused_predict_1_argmax.comp"
+FORWARD_DROPOUT, BACKWARD_DROPOUT, MAXNORM = ("fused_forward_2_dropout.comp", "fused_backward_2_dropout.comp",
+                                              "maxnorm_1_columns.comp")
 # Binding points shared by the fused shaders (see their banners); 10 and 11 are fused_predict_1's.
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
             "A1": 6, "dZ1": 7, "dlogits": 8, "losses": 9}
@@ -34,33 +49,48 @@ SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by Open
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 
 
-def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int, KS: int) -> int:
-    """Shared memory fused_forward_1 / fused_predict_1 need: 4 * S * (MAX_IN + KS*4*JT + MAX_H + 10) bytes."""
-    return 4 * S * (n_in + KS * 4 * JT + n_hidden + N_OUT)
+def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int, KS: int, dropout: bool = False) -> int:
+    """Shared memory fused_forward_1 / fused_predict_1 need: 4 * S * (MAX_IN + KS*4*JT + MAX_H + 10) bytes;
+    fused_forward_2_dropout 8 * S more (two mask keys a sample)."""
+    return 4 * S * (n_in + KS * 4 * JT + n_hidden + N_OUT + (2 if dropout else 0))
 
 
 class FusedMLP(Trainer):
     """784-H-10 training in two dispatches and two barriers a step (module docstring); the API is
     mlp.Trainer's. forward_defines / backward_defines override the shaders' tunables (S, JT, KS /
-    TJ, TKT, KPT, BC, BSPLIT)."""
+    TJ, TKT, KPT, BC, BSPLIT). dropout=(keep_in, keep_hidden) trains with inverted dropout (the version-2
+    pair of shaders); max_norm=c adds the max-norm dispatch after every update (notebook 07)."""
 
     BINDINGS = BINDINGS
     dispatches_per_step = 2
 
     def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
                  seed: int = 0, check_every: int = 50, forward_defines: dict | None = None,
-                 backward_defines: dict | None = None):
+                 backward_defines: dict | None = None, dropout: tuple | None = None, max_norm: float | None = None):
         super().__init__(ctx, params, images, labels, optimizer=optimizer, batch_size=batch_size, seed=seed,
                          check_every=check_every)
+        self.dropout = None if dropout is None else tuple(float(k) for k in dropout)
+        if self.dropout is not None and (len(self.dropout) != 2 or not all(0 < k <= 1 for k in self.dropout)):
+            raise ValueError(f"dropout=(keep_in, keep_hidden), each a keep probability in (0, 1]; got {dropout}")
+        self.max_norm = None if max_norm is None else float(max_norm)
+        if self.max_norm is not None and not self.max_norm > 0:
+            raise ValueError(f"max_norm must be a positive norm, got {max_norm}")
+        self.dispatches_per_step = 2 + (self.max_norm is not None)
         if self.C != N_OUT or self.K % 4:
             raise ValueError(f"the fused shaders train n_in-H-{N_OUT} nets with n_in a multiple of 4; "
                              f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
         self.forward_defines = self._forward_defines(forward_defines)
         self.backward_defines = dict(backward_defines or {}, OPTIMIZER=OPTIMIZER_DEFINE[self.kind])
-        self.forward = gl.Kernel(ctx, FORWARD, self.forward_defines)
-        self.backward = gl.Kernel(ctx, BACKWARD, self.backward_defines)
-        self.predictor = gl.Kernel(ctx, PREDICT, self.forward_defines)
+        dropping = self.dropout is not None
+        self.forward = gl.Kernel(ctx, FORWARD_DROPOUT if dropping else FORWARD, self.forward_defines)
+        self.backward = gl.Kernel(ctx, BACKWARD_DROPOUT if dropping else BACKWARD, self.backward_defines)
+        self.predictor = gl.Kernel(ctx, PREDICT, self.forward_defines)  # no dropout at test time
         self.kernels = {"forward": self.forward, "backward": self.backward, "predict": self.predictor}
+        self.maxnorm = None
+        if self.max_norm is not None:
+            self.maxnorm = self.kernels["maxnorm"] = gl.Kernel(ctx, MAXNORM)
+            self.maxnorm.set(n_in=self.K, n_hidden=self.H, max_norm=self.max_norm)
+            self._maxnorm_groups = self.maxnorm.groups(n_hidden=self.H)
         self.S = self.forward.define("S")
 
         B, H = self.batch_size, self.H
@@ -72,6 +102,12 @@ class FusedMLP(Trainer):
         self.backward.set(**sizes)
         self.set_hyperparameters()
         self._u_step = (self.forward.program["step"], self.backward.program["step"])
+        self._u_rng_step = ()
+        if dropping:
+            keep_in, keep_hidden = (float(np.float32(k)) for k in self.dropout)
+            self.forward.set(seed=self.seed & 0xFFFFFFFF, rng_step=0, keep_in=keep_in, keep_hidden=keep_hidden)
+            self.backward.set(seed=self.seed & 0xFFFFFFFF, rng_step=0, keep_in=keep_in)
+            self._u_rng_step = (self.forward.program["rng_step"], self.backward.program["rng_step"])
         self.plan = [(self.forward.groups(**dict(sizes, step=s)), self.backward.groups(**dict(sizes, step=s)))
                      for s in range(self.steps_per_epoch if self.n else 0)]
 
@@ -81,7 +117,8 @@ class FusedMLP(Trainer):
         if "S" not in defines:  # 2 samples per work group for small layers, 1 for wide ones (H100 sweep),
             source = gl.shader_source(FORWARD)  # if the portable shared memory allows
             JT, KS = (int(defines.get(d, gl.define(source, d))) for d in ("JT", "KS"))
-            fits = [S for S in ((2, 1) if self.H <= 256 else (1,)) if shared_bytes(S, self.K, self.H, JT, KS) <= SHARED_BYTES]
+            fits = [S for S in ((2, 1) if self.H <= 256 else (1,))
+                    if shared_bytes(S, self.K, self.H, JT, KS, self.dropout is not None) <= SHARED_BYTES]
             if not fits:
                 raise ValueError(f"hidden size {self.H} needs more shared memory than OpenGL guarantees "
                                  f"({SHARED_BYTES} bytes) even at one sample per work group: lower KS or JT")
@@ -91,6 +128,47 @@ class FusedMLP(Trainer):
     def set_hyperparameters(self) -> None:
         """The optimizer's hyperparameters into fused_backward_1's uniforms (float32, as NumPy's)."""
         self.backward.set(**self.hyperparameters())
+
+    def rng_step(self, s: int) -> int:
+        """The dropout masks' step counter for step s of the current epoch: steps since training began
+        (epoch * steps_per_epoch + s), so every step of a run gets its own masks, and a run is reproducible."""
+        return (self.epoch or 0) * self.steps_per_epoch + s
+
+    def masks(self, s: int, rows: int | None = None) -> tuple:
+        """(input_mask (rows, K), hidden_mask (rows, H)) the shaders apply at step s of the current epoch
+        (rng.dropout_mask, the NumPy twin), for the reference's step; None without dropout."""
+        if self.dropout is None:
+            return None
+        rows = self.batch(s)[1] if rows is None else rows
+        t = self.rng_step(s)
+        return (rng.dropout_mask(self.seed, t, rows, self.K, self.dropout[0], rng.INPUT),
+                rng.dropout_mask(self.seed, t, rows, self.H, self.dropout[1], rng.HIDDEN))
+
+    @property
+    def mu(self) -> float:
+        return self.optimizer.mu
+
+    @mu.setter
+    def mu(self, value: float) -> None:
+        """A new momentum from the next step on (momentum optimizer only; a schedule sets it between epochs)."""
+        if self.kind != "Momentum":
+            raise TypeError(f"only the Momentum optimizer has a momentum; this trainer runs {self.kind}")
+        self.optimizer.mu = float(value)
+        self.set_hyperparameters()
+
+    def train(self, epochs: int, *, mu_schedule=None, lr_schedule=None, **kwargs) -> dict:
+        """mlp.Trainer.train, and mu_schedule(epoch) -> momentum applied before each epoch (with lr_schedule's
+        learning rate): uniforms set from the CPU between epochs; nothing is read back for them."""
+        if mu_schedule is None:
+            return super().train(epochs, lr_schedule=lr_schedule, **kwargs)
+
+        if self.kind != "Momentum":
+            raise TypeError(f"mu_schedule needs the Momentum optimizer; this trainer runs {self.kind}")
+
+        def both(epoch):
+            self.optimizer.mu = float(mu_schedule(epoch))  # the lr setter below sends both to the shader
+            return lr_schedule(epoch) if lr_schedule is not None else self.lr
+        return super().train(epochs, lr_schedule=both, **kwargs)
 
     def bind(self) -> None:
         """The shared binding points; an optimizer without state gets a one-element stand-in at 4 and 5."""
@@ -102,9 +180,13 @@ class FusedMLP(Trainer):
     def step(self, s: int) -> None:
         """Queue training step s of the current epoch (start_epoch bound the buffers): two dispatches,
         each followed by a barrier (fused_backward_1 reads A1, dZ1, dlogits; the next step reads the
-        updated weights). Nothing is read back."""
+        updated weights); with max_norm a third, after the update. Nothing is read back."""
         forward_groups, backward_groups = self.plan[s]
         self._u_step[0].value = s
+        if self._u_rng_step:
+            t = self.rng_step(s)
+            self._u_rng_step[0].value = t
+            self._u_rng_step[1].value = t
         self.forward.program.run(*forward_groups)
         self.ctx.memory_barrier(STORAGE_BARRIER)
         self._u_step[1].value = s
@@ -112,11 +194,15 @@ class FusedMLP(Trainer):
             self.backward.set(**self.next_bias_corrections())
         self.backward.program.run(*backward_groups)
         self.ctx.memory_barrier(STORAGE_BARRIER)
+        if self.maxnorm is not None:  # the column norms need the whole updated W1: a dispatch of its own
+            self.maxnorm.program.run(*self._maxnorm_groups)
+            self.ctx.memory_barrier(STORAGE_BARRIER)
         self._counts["steps"] += 1
 
     def dispatches(self, s: int = 0) -> list:
         """[(Kernel, groups)] of step s, in order (the measuring code times them one by one)."""
-        return [(self.forward, self.plan[s][0]), (self.backward, self.plan[s][1])]
+        out = [(self.forward, self.plan[s][0]), (self.backward, self.plan[s][1])]
+        return out + ([(self.maxnorm, self._maxnorm_groups)] if self.maxnorm is not None else [])
 
     def loss_sums(self, first: int, end: int) -> np.ndarray:
         """The loss sum of each of steps [first, end) of the current epoch (float64), from the per-sample
@@ -143,10 +229,14 @@ class FusedMLP(Trainer):
 # NumPy counterparts, for the checks in tests/test_fused.py and notebook 05
 # ---------------------------------------------------------------------------------------------
 
-def reference_outputs(params: dict, X: np.ndarray, y: np.ndarray) -> dict:
-    """What fused_forward_1 writes for the batch (X float in [0, 1], y labels): A1, dZ1, dlogits, per-sample losses."""
-    logits, (_, Z1, A1) = reference.forward(params, X)
+def reference_outputs(params: dict, X: np.ndarray, y: np.ndarray, masks=None) -> dict:
+    """What fused_forward_1 writes for the batch (X float in [0, 1], y labels): A1, dZ1, dlogits, per-sample
+    losses; with masks (input_mask, hidden_mask), what fused_forward_2_dropout writes."""
+    logits, (_, Z1, A1) = reference.forward(params, X, masks)
     shifted = logits - logits.max(axis=1, keepdims=True)
     losses = np.log(np.exp(shifted).sum(axis=1)) - shifted[np.arange(len(y)), y]
     _, dlogits = reference.softmax_xent(logits, y)
-    return {"A1": A1, "dZ1": (dlogits @ params["W2"].T) * (Z1 > 0), "dlogits": dlogits, "losses": losses}
+    dA1 = dlogits @ params["W2"].T
+    if masks is not None:
+        dA1 = dA1 * masks[1]
+    return {"A1": A1, "dZ1": dA1 * (Z1 > 0), "dlogits": dlogits, "losses": losses}

@@ -72,10 +72,18 @@ def relu(z: np.ndarray) -> np.ndarray:
     return np.maximum(z, 0)
 
 
-def forward(params: dict, X: np.ndarray):
-    """logits (B, 10) and the cache backprop needs (X, Z1, A1)."""
+def forward(params: dict, X: np.ndarray, masks=None):
+    """logits (B, 10) and the cache backprop needs (X, Z1, A1).
+
+    masks: None, or (input_mask (B, 784), hidden_mask (B, H)) for dropout at training time (notebook 07):
+    float masks holding 1/keep for a kept unit and 0 for a dropped one (rng.dropout_mask). Then X is
+    replaced by X * input_mask and A1 by relu(Z1) * hidden_mask, and the cache holds those."""
+    if masks is not None:
+        X = X * masks[0]
     Z1 = X @ params["W1"] + params["b1"]
     A1 = relu(Z1)
+    if masks is not None:
+        A1 = A1 * masks[1]
     logits = A1 @ params["W2"] + params["b2"]
     return logits, (X, Z1, A1)
 
@@ -98,10 +106,13 @@ def softmax_xent(logits: np.ndarray, y: np.ndarray):
     return loss, dlogits / B
 
 
-def backward(params: dict, cache, dlogits: np.ndarray) -> dict:
-    """Gradients of the loss for every parameter, from dL/dlogits."""
+def backward(params: dict, cache, dlogits: np.ndarray, hidden_mask=None) -> dict:
+    """Gradients of the loss for every parameter, from dL/dlogits. hidden_mask: the dropout mask forward
+    applied to A1 (None: no dropout); the gradient flows only through kept units, scaled as they were."""
     X, Z1, A1 = cache
     dA1 = dlogits @ params["W2"].T
+    if hidden_mask is not None:
+        dA1 = dA1 * hidden_mask
     dZ1 = dA1 * (Z1 > 0)
     return {
         "W2": A1.T @ dlogits, "b2": dlogits.sum(axis=0),
@@ -109,10 +120,32 @@ def backward(params: dict, cache, dlogits: np.ndarray) -> dict:
     }
 
 
-def loss_and_grads(params: dict, X: np.ndarray, y: np.ndarray):
-    logits, cache = forward(params, X)
+def loss_and_grads(params: dict, X: np.ndarray, y: np.ndarray, masks=None):
+    """Mean loss and gradients; masks (input_mask, hidden_mask) for a dropout step, as in forward."""
+    logits, cache = forward(params, X, masks)
     loss, dlogits = softmax_xent(logits, y)
-    return loss, backward(params, cache, dlogits)
+    return loss, backward(params, cache, dlogits, None if masks is None else masks[1])
+
+
+def max_norm(params: dict, c: float) -> None:
+    """Max-norm constraint, in place (notebook 07): every hidden unit's incoming weights, a column of W1,
+    rescaled to Euclidean norm c where its norm is above c (the bias b1 is left alone). Columns at or
+    under c are not touched."""
+    W1 = params["W1"]
+    norms = np.sqrt((W1 * W1).sum(axis=0))
+    over = norms > W1.dtype.type(c)
+    W1[:, over] *= (W1.dtype.type(c) / norms[over]).astype(W1.dtype)
+
+
+def train_step(params: dict, X: np.ndarray, y: np.ndarray, optimizer, *, masks=None, max_norm_c=None) -> float:
+    """One training step in place: loss and gradients (with dropout masks if given), the optimizer's
+    update, then the max-norm constraint if max_norm_c is given. Returns the batch's mean loss. The step
+    the GPU's fused dropout trainer must equal (tests/test_dropout.py)."""
+    loss, grads = loss_and_grads(params, X, y, masks)
+    optimizer.step(params, grads)
+    if max_norm_c is not None:
+        max_norm(params, max_norm_c)
+    return float(loss)
 
 
 def predict(params: dict, X: np.ndarray, batch_size: int = 10_000) -> np.ndarray:
