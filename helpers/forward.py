@@ -7,10 +7,14 @@
 
 The phases can also be run one at a time, to time them apart (notebook 02):
 
-    B = fwd.upload(X)      # buffer.write of the input rows
+    B = fwd.upload(X)      # the input rows into the staging buffer, and a GPU copy into X
     fwd.dispatch(B)        # hidden layer (RELU 1), barrier, output layer (RELU 0), barrier
     ctx.finish()           # wait until the GPU is done
-    out = fwd.read(B)      # read the logits into a preallocated array (a view, overwritten next call)
+    out = fwd.read(B)      # logits copied to the staging buffer, read into a preallocated array (a view)
+
+Every CPU write and read goes through the context's staging buffer (GPUArray.write / read): on the H100
+a direct buffer.write into X could land before the GPU copy that had filled X with NaN at creation, and
+that copy then overwrote the sample (notebook 02's check caught it).
 
 Shapes: X (B, K), W1 (K, H), b1 (H,), W2 (H, N), b2 (N,), as in helpers.reference.
 """
@@ -70,7 +74,7 @@ class Forward:
                     if X.ndim == 2 and X.shape[1] == self.K and len(X) > self.max_batch else "")
             raise ValueError(f"Forward takes X of shape (B, {self.K}) with 1 <= B <= max_batch={self.max_batch}; "
                              f"got {X.shape}.{hint}")
-        self.X.buffer.write(X)
+        self.X.write(X if len(X) == self.max_batch else X.reshape(-1))   # the first rows only
         return len(X)
 
     def dispatch(self, batch: int, barrier: bool = True) -> None:
@@ -90,7 +94,7 @@ class Forward:
     def read(self, batch: int) -> np.ndarray:
         """The first `batch` rows of logits, read into a preallocated array: a view, overwritten next call."""
         self._check_batch(batch)
-        self.Y.buffer.read_into(self.out, size=batch * self.N * 4)
+        self.Y.read(out=self.out.reshape(-1)[:batch * self.N], count=batch * self.N)
         return self.out[:batch]
 
     def _check_batch(self, batch: int) -> None:
@@ -120,20 +124,21 @@ class Forward:
 def time_one_sample(fwd: Forward, X, clock: timing.Clock, repeat: int = 1000, warmup: int = 20) -> timing.Phases:
     """One sample at a time through `fwd` (a different row of X each time), every phase timed apart.
 
-    Wall clock: python (make the input row, argmax), upload (buffer.write), dispatch (issue both layers
-    and their barriers), sync (ctx.finish: wait for the GPU), readback (read_into), total (their sum),
+    Wall clock: python (make the input row, argmax), upload (fwd.upload: staging write and GPU copy),
+    dispatch (issue both layers and their barriers), sync (ctx.finish: wait for the GPU), readback
+    (fwd.read: GPU copy to staging, then read), total (their sum),
     and predict() (the plain `fwd.predict` call). `clock` (a GPU timer query where trustworthy): kernel,
     the two dispatches alone, in a separate run. Returns medians-ready samples; the first `warmup`
     rounds are not kept.
     """
-    phases, out = timing.Phases(), fwd.out[:1]
+    phases = timing.Phases()
     for i in range(warmup + repeat):
         t0 = perf_counter()
         x = np.ascontiguousarray(X[i % len(X)], dtype=np.float32)[None]
-        t1 = perf_counter(); fwd.X.buffer.write(x)                     # noqa: E702
+        t1 = perf_counter(); fwd.upload(x)                             # noqa: E702
         t2 = perf_counter(); fwd.dispatch(1)                           # noqa: E702
         t3 = perf_counter(); fwd.ctx.finish()                          # noqa: E702
-        t4 = perf_counter(); fwd.Y.buffer.read_into(out, size=fwd.N * 4)  # noqa: E702
+        t4 = perf_counter(); out = fwd.read(1)                         # noqa: E702
         t5 = perf_counter(); int(out.argmax())                         # noqa: E702
         t6 = perf_counter()
         kernel = clock.kernel(lambda: fwd.dispatch(1))

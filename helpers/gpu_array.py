@@ -84,9 +84,10 @@ class GPUArray:
         return np.ascontiguousarray(array)
 
     def write(self, array, first: int = 0) -> None:
-        """Upload `array` into the existing buffer (same shape and dtype; or, with `first`, a flat run of
-        elements starting there). It goes to the staging buffer, then the GPU copies it into place."""
-        if first or np.ndim(array) == 1 and np.size(array) != self.size:
+        """Upload `array` into the existing buffer: the same shape and dtype, or a 1-D array written as a
+        flat run of elements starting at element `first` (e.g. the first rows of a batch buffer). It goes to
+        the staging buffer, then the GPU copies it into place (ordered after every earlier GPU command)."""
+        if first or np.ndim(array) == 1 and np.shape(array) != self.shape:
             array = np.ascontiguousarray(array, dtype=self.dtype).reshape(-1)
             if first < 0 or first + array.size > self.size:
                 raise ValueError(f"GPUArray {self.name!r} holds {self.size} elements; cannot write "
