@@ -9,6 +9,11 @@ each file's banner states (`// Dispatch ... groups (ceil(N/BN), ceil(M/BM), 1)`)
     C = gl.empty(ctx, (M, N), name="C")               # NaN: an unwritten element shows
     run(k, A, B, C)                                   # dispatch k.groups(M=M, N=N), barrier
     c = multiply(ctx, "matmul_3_blocked.comp", a, b)  # NumPy in, NumPy out (uploads every call)
+
+rungs() finds every file, so a new rung joins the ladder (tests, benchmark, notebook 03) by its name alone.
+matmul_6_subgroup.comp uses subgroup shuffles where the driver has GL_KHR_shader_subgroup_shuffle and
+shared memory elsewhere; load(ctx, name, {"USE_SUBGROUP": 0}) forces the shared-memory path. Its tile
+#defines are tuned on a GPU with `python -m helpers.bench.matmul sweep`.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import re
 
 from . import gl
 
-FASTEST = "matmul_5_pipelined.comp"   # on the H100: notebooks/results/bench-h100.json
+FASTEST = "matmul_5_pipelined.comp"   # on the H100: notebooks/results/bench-h100.json (matmul_6 not yet timed there)
 
 
 def rungs() -> list[str]:

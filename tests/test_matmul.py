@@ -51,6 +51,36 @@ def test_fastest_rung_with_other_tiles(ctx, rng, defines):
     assert check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
 
 
+# --- matmul_6_subgroup: every A path (1: subgroup shuffles where the driver has them, else shared memory;
+# 0: shared memory; 2: the shuffle path's indexing with shuffles emulated in shared memory) and tile shape
+
+SUBGROUP = "matmul_6_subgroup.comp"
+SUBGROUP_TILES = {"default": {}, "64x128": {"BM": 64, "THREADS": 128}, "BK8": {"BK": 8},
+                  "64x64_4x4": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "LM": 8, "THREADS": 256}}
+
+
+@pytest.mark.parametrize("shape", [(129, 257, 65), (130, 44, 132), (1, 9, 4)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("tiles", SUBGROUP_TILES, ids=str)
+@pytest.mark.parametrize("path", [1, 0, 2], ids=["subgroup-or-fallback", "shared", "emulated-shuffle"])
+def test_subgroup_rung_paths_match_numpy(ctx, rng, path, tiles, shape):
+    M, K, N = shape          # K and N % 4: the scalar and the vec4 loads; M: rows past the last block
+    kernel = matmul.load(ctx, SUBGROUP, {**SUBGROUP_TILES[tiles], "USE_SUBGROUP": path})
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (M + 1, N), name="C")
+    kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+    c = C.read()
+    assert check.rel_error(c[:M], a.astype(np.float64) @ b) < TOL
+    assert np.isnan(c[M:]).all(), f"{SUBGROUP} {tiles} wrote past C[{M},{N}]"
+
+
+def test_subgroup_rung_refuses_a_shuffle_layout_it_cannot_do(ctx):
+    with pytest.raises(gl.ShaderError, match="TM == 32/LM"):      # 4 rows of A shared by 8 invocations
+        matmul.load(ctx, SUBGROUP, {"TM": 4, "THREADS": 512, "USE_SUBGROUP": 2})
+    with pytest.raises(gl.ShaderError, match="THREADS must equal"):
+        matmul.load(ctx, SUBGROUP, {"BM": 64})
+
+
 def test_bad_tile_defines_are_refused_at_compile_time(ctx):
     with pytest.raises(gl.ShaderError, match="THREADS must equal"):
         matmul.load(ctx, matmul.FASTEST, {"BM": 64})
@@ -122,3 +152,24 @@ def test_batched_forward_predicts_like_numpy(ctx, rng):
             with pytest.raises(ValueError, match=r"1\.\.128"):
                 fwd.read(n)
         fwd.release()
+
+
+# --- the benchmark's sweep and table (timings are meaningless here; the code paths are not) --------
+
+def test_sweep_checks_times_and_prints_one_line_per_configuration(ctx, capsys):
+    from helpers.bench import matmul as bench_matmul
+    configs = {"64x128 shared": {"BM": 64, "THREADS": 128, "USE_SUBGROUP": 0}, "default": {}}
+    rows = bench_matmul.sweep(ctx, quick=True, configs=configs)
+    out = capsys.readouterr().out
+    assert "all 2 configurations match NumPy" in out and "best at 128³" in out
+    assert {(r["impl"], r["size"]) for r in rows} == {(name, n) for name in ["matmul_5_pipelined (today)", *configs]
+                                                     for n in bench_matmul.QUICK_SWEEP_SIZES}
+
+
+def test_table_gives_each_rung_its_share_of_cublas_at_every_size():
+    from helpers.bench import matmul as bench_matmul
+    rows = [{"impl": impl, "size": n, "seconds": s * n, "gflops": 1.0, "clock": "x"}
+            for impl, s in (("matmul_6_subgroup", 2.0), ("cuBLAS fp32 (torch, TF32 off)", 1.0)) for n in (1024, 4096)]
+    text = bench_matmul.table(rows)
+    assert "share of cuBLAS fp32 (same run):    1024    4096" in text
+    assert "  matmul_6_subgroup               50.0%   50.0%" in text

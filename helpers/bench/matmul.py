@@ -1,6 +1,7 @@
 """Benchmark: GFLOP/s of every matmul rung against size, beside NumPy (CPU) and cuBLAS (where torch is).
 
     python -m helpers.bench matmul            # sizes 256 .. 4096 (QUICK=1: 64, 128, 256)
+    python -m helpers.bench.matmul sweep      # tune matmul_6_subgroup: its tile #defines at 1024, 2048, 4096
 
 Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against NumPy (float64) at one
 size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real GPU: the dispatch
@@ -104,6 +105,72 @@ def run(ctx, quick: bool) -> list[dict]:
     return rows
 
 
+# --- tuning matmul_6_subgroup: a few tile shapes and both A paths, one line each --------------------
+
+SWEEP_RUNG = "matmul_6_subgroup.comp"
+SWEEP_SIZES, QUICK_SWEEP_SIZES = (1024, 2048, 4096), (64, 128)
+SWEEP = {   # name: #defines over the file's own. Block BM×BN, BK deep; TM×TN outputs per invocation
+    "128x128 k16 8x8 shuffle": {},
+    "128x128 k16 8x8 shared": {"USE_SUBGROUP": 0},
+    "128x128 k8  8x8 shuffle": {"BK": 8},
+    "128x128 k8  8x8 shared": {"BK": 8, "USE_SUBGROUP": 0},
+    "128x128 k16 4x8 shuffle": {"TM": 4, "LM": 8, "THREADS": 512},      # more subgroups, fewer registers
+    "128x128 k16 4x8 shared": {"TM": 4, "LM": 8, "THREADS": 512, "USE_SUBGROUP": 0},
+    "64x128  k16 8x8 shuffle": {"BM": 64, "THREADS": 128},             # twice the work groups (1024³: 128)
+    "64x128  k16 8x8 shared": {"BM": 64, "THREADS": 128, "USE_SUBGROUP": 0},
+    "128x64  k16 8x8 shared": {"BN": 64, "THREADS": 128, "USE_SUBGROUP": 0},
+    "64x64   k16 4x4 shuffle": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "LM": 8, "THREADS": 256},   # 1024³: 256
+    "64x64   k16 4x4 shared": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "LM": 8, "THREADS": 256, "USE_SUBGROUP": 0},
+}
+
+
+def sweep(ctx, quick: bool = False, configs: dict | None = None) -> list[dict]:
+    """Time SWEEP_RUNG under each of `configs` (default SWEEP) at SWEEP_SIZES, beside matmul_5 and cuBLAS.
+
+    Each configuration is checked against NumPy on an awkward shape first; one printed line per
+    configuration: TFLOP/s and share of cuBLAS per size. Returns row dicts as run() does.
+    """
+    configs = SWEEP if configs is None else configs
+    sizes = QUICK_SWEEP_SIZES if quick else SWEEP_SIZES
+    rng, clock = np.random.default_rng(0), timing.Clock(ctx)
+    kernels = {"matmul_5_pipelined (today)": matmul.load(ctx, "matmul_5_pipelined.comp")}
+    a, b = rng.standard_normal((131, 260)).astype(np.float32), rng.standard_normal((260, 68)).astype(np.float32)
+    for name, defines in configs.items():
+        kernels[name] = kernel = matmul.load(ctx, SWEEP_RUNG, defines)
+        if not check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < 1e-5:
+            raise RuntimeError(f"{SWEEP_RUNG} {defines} does not match NumPy")
+    have = "with" if "GL_KHR_shader_subgroup_shuffle" in ctx.extensions else "WITHOUT (shuffle = shared)"
+    print(f"{SWEEP_RUNG}, {have} GL_KHR_shader_subgroup_shuffle; all {len(configs)} configurations match NumPy")
+    cublas = {n: cublas_seconds(n) for n in sizes}
+    print(f"{'TFLOP/s (% of cuBLAS fp32)':<28s}" + "".join(f"{n:>16d}" for n in sizes))
+    if all(cublas.values()):
+        print(f"{'cuBLAS fp32 (torch, TF32 off)':<28s}" + "".join(f"{2 * n ** 3 / cublas[n] / 1e12:>16.1f}" for n in sizes))
+    rows = []
+    for n in sizes:
+        A, B = gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), "A"), \
+            gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), "B")
+        C = gl.empty(ctx, (n, n), name="C")
+        matmul.warm_up(ctx, lambda: matmul.run(kernels[next(iter(kernels))], A, B, C, barrier=False), 0.0 if quick else 0.2)
+        for name, kernel in kernels.items():
+            dispatch = lambda: matmul.run(kernel, A, B, C, barrier=False)  # noqa: E731
+            seconds = timing.median_seconds(lambda: clock.kernel(dispatch), repeat=3 if quick else 7, warmup=2)
+            rows.append({"impl": name, "size": n, "seconds": seconds, "tflops": 2 * n ** 3 / seconds / 1e12,
+                         "cublas_share": cublas[n] / seconds if cublas[n] else None, "clock": clock.source,
+                         "defines": configs.get(name)})
+        for array in (A, B, C):
+            array.release()
+    get = {(r["impl"], r["size"]): r for r in rows}
+    for name in kernels:
+        cells = [get[name, n] for n in sizes]
+        print(f"{name:<28s}" + "".join(f"{r['tflops']:>8.3g}" + (f" ({100 * r['cublas_share']:3.0f} %)"
+                                                                  if r["cublas_share"] else f"{'':>8s}") for r in cells))
+    for n in sizes:
+        best = max((r for r in rows if r["size"] == n and r["defines"] is not None), key=lambda r: r["tflops"])
+        print(f"best at {n}³: {best['impl']}  {best['defines']}")
+    print(f"(kernel: {clock.source}, median of {3 if quick else 7}; cuBLAS: CUDA events)")
+    return rows
+
+
 def _fmt(value: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
 
@@ -118,14 +185,15 @@ def table(rows: list[dict]) -> str:
         cells = "".join(f"{_fmt(get[impl, n]['gflops']):>10s}" if (impl, n) in get else f"{'':>10s}" for n in sizes)
         clock = next(r["clock"] for r in rows if r["impl"] == impl)
         lines.append(f"{impl:<32s}{cells}  {clock}")
-    top = sizes[-1]
-    cublas = next((r for r in rows if r["impl"].startswith("cuBLAS") and r["size"] == top), None)
+    cublas = {r["size"]: r["seconds"] for r in rows if r["impl"].startswith("cuBLAS")}
     if cublas:
-        lines.append(f"share of cuBLAS fp32 at {top}³ (same run):")
+        shown = [n for n in sizes if n in cublas]
+        lines.append("share of cuBLAS fp32 (same run):" + "".join(f"{n:>8d}" for n in shown))
         for impl in impls:
             if impl.startswith("matmul_"):
-                r = get[impl, top]
-                lines.append(f"  {impl:<30s} {r['seconds'] * 1e3:8.3f} ms  {100 * cublas['seconds'] / r['seconds']:5.1f} %")
+                cells = "".join(f"{100 * cublas[n] / get[impl, n]['seconds']:7.1f}%" if (impl, n) in get else f"{'':>8s}"
+                                for n in shown)
+                lines.append(f"  {impl:<29s}{cells}")
     else:
         lines.append("(no cuBLAS column: torch with CUDA is not available here)")
     return "\n".join(lines)
@@ -148,3 +216,15 @@ def plot(rows: list[dict], title: str = ""):
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     return fig
+
+
+if __name__ == "__main__":   # python -m helpers.bench.matmul sweep [--quick]
+    import sys
+
+    from .. import mode
+
+    if sys.argv[1:2] != ["sweep"]:
+        raise SystemExit("usage: python -m helpers.bench.matmul sweep [--quick]   (the ladder: python -m helpers.bench matmul)")
+    context = gl.create_context()
+    print(gl.describe(context))
+    sweep(context, quick="--quick" in sys.argv or mode.is_quick())
