@@ -115,14 +115,17 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
 class LivePlot:
     """A loss/accuracy figure that redraws in place while training runs in JupyterLab.
 
-    plot = LivePlot(); plot.update(step, loss=..., test_acc=...); ...; plot.close()
-    The notebook keeps only the final figure. Outside Jupyter, update() just records.
+    plot = LivePlot(); plot.update(step, loss=...); plot.update(epoch, test_acc=...); ...; plot.close()
+    update() records every point but redraws only for an accuracy, which Trainer.train reports once an
+    epoch: a redraw keeps the CPU busy for a tenth of a second or so, and a GPU left idle that long lowers
+    its clock, which slows the next steps (notebook 05 measures it). The notebook keeps only the final
+    figure. Outside Jupyter, update() just records.
     """
 
-    def __init__(self, title: str = "training", every: int = 1):
+    def __init__(self, title: str = "training"):
         from matplotlib.figure import Figure
 
-        self.title, self.every, self.calls = title, every, 0
+        self.title = title
         self.points = {"loss": [], "train_acc": [], "test_acc": []}
         self.fig = Figure(figsize=(10, 3.5))
         self.ax_loss, self.ax_acc = self.fig.subplots(1, 2)
@@ -140,8 +143,7 @@ class LivePlot:
         for key, value in values.items():
             if value is not None:
                 self.points.setdefault(key, []).append((x, value))
-        self.calls += 1
-        if self.handle is not None and self.calls % self.every == 0:   # no display (outside Jupyter): record only
+        if self.handle is not None and any(key != "loss" for key in values):   # once an epoch, in Jupyter
             self.redraw()
 
     def redraw(self) -> None:
