@@ -44,9 +44,10 @@ def epoch_seconds(trainer, epochs: int, warmup: int = 1) -> list[float]:
 
 
 def warm_up(ctx, issue_step, seconds: float | None = None) -> None:
-    """Run steps for `seconds` (default 0.2 s on a GPU, none on a software renderer), untimed, so a GPU that
-    sat idle is back at its working clocks before anything is timed."""
-    seconds = (0.0 if gl.is_software(ctx) else 0.2) if seconds is None else seconds
+    """Run steps for `seconds` (default 0.6 s on a GPU, none on a software renderer), untimed, so a GPU that
+    sat idle is back at its working clocks before anything is timed (the H100's SM clock took about half a
+    second to climb from 345 to 1980 MHz, sampled by nvidia-smi every 0.2 s)."""
+    seconds = (0.0 if gl.is_software(ctx) else 0.6) if seconds is None else seconds
     until = time.perf_counter() + seconds
     while time.perf_counter() < until:
         for _ in range(20):
