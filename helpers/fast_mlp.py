@@ -98,6 +98,7 @@ class FastMLP(Trainer):
         tiles = self.tiles()
         self.forward = gl.Kernel(ctx, SHADER, dict(self.defines, PHASE=1, GROUPS=user.get("GROUPS", tiles[0])))
         self.backward = gl.Kernel(ctx, SHADER, dict(self.defines, PHASE=2, GROUPS=user.get("GROUPS", tiles[1])))
+        self.forward.name, self.backward.name = f"{SHADER} PHASE 1", f"{SHADER} PHASE 2"   # one file, two programs
         self.kernels = {"forward": self.forward, "backward": self.backward}
         self.predictor = gl.Kernel(ctx, PREDICT, dict(MAX_IN=self.K, MAX_H=self.H, S=1, VEC4=int(self.H % 4 == 0)))
         self.kernels["predict"] = self.predictor
