@@ -1,0 +1,256 @@
+"""Dropout + max-norm on MNIST under a time budget: the validation sweep and the final runs of notebook 07.
+
+    python -m helpers.bench.dropout validate                 # every recipe, 50,000 train / last 10,000 validate
+    python -m helpers.bench.dropout validate --only H2048-e1,H4096-e1 --seconds 50
+    python -m helpers.bench.dropout final --recipe best      # 3 seeds on all 60,000; test once per seed
+    QUICK=1 python -m helpers.bench.dropout validate         # tiny sizes, for a software renderer
+
+The split: `validate` trains on the first 50,000 training images and scores the last 10,000 (never the
+test set); `final` trains on all 60,000 and scores the 10,000 test images once, after training.
+
+The time budget: each run trains for as many epochs as fit in `--seconds` (50 for validate, 50,000/60,000
+of the final's 60, so both train about the same number of epochs). The epoch count is fixed before the run,
+from the median of 2 epochs of a throwaway trainer after 1 warm-up epoch (not counted), times SAFETY, so
+the schedules can end where they should; the run still stops if the next epoch would pass the budget.
+`train_seconds` is the wall clock of the epochs alone (ctx.finish() at both ends of each; evaluation,
+compilation, upload and the probe excluded); `wall_seconds` includes the evaluations.
+
+A recipe: hidden units, keep probabilities (inputs, hidden units), max-norm c on each hidden unit's incoming
+weights, batch size, and the schedule of momentum and step size, set as uniforms between epochs:
+    mu_e  = mu_start + (mu_end - mu_start) * min(1, e / (ramp * E))        momentum, ramped linearly
+    eps_e = eps * (1 + cos(pi * e / E)) / 2                                 step size, cosine to 0
+    lr_e  = (1 - mu_e) * eps_e       so a steady gradient g moves a weight by eps_e * g a step whatever mu_e
+(the dropout paper's form of momentum, Srivastava et al. 2014, appendix A.1). He initialisation from the seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import data, fused_mlp, gl, mode, reference
+from .__main__ import device_record
+from .profile import epoch_seconds
+
+RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
+SAFETY = 0.95          # epochs planned = SAFETY * budget / measured epoch time
+EVALS = 25             # validation / training-set accuracy points a run records (evaluation is not timed)
+BASE = dict(hidden=2048, keep_in=0.8, keep_hidden=0.5, max_norm=3.5, batch=128, eps=1.0, mu_start=0.5,
+            mu_end=0.99, ramp=0.15)
+RECIPES = {  # the validation grid: width, then step size, then a tighter max-norm, around H2048-e1
+    "H1024-e1": dict(BASE, hidden=1024),
+    "H2048-e1": dict(BASE),
+    "H4096-e1": dict(BASE, hidden=4096),
+    "H2048-e0.5": dict(BASE, eps=0.5),
+    "H2048-e2": dict(BASE, eps=2.0),
+    "H2048-e1-c2.5": dict(BASE, max_norm=2.5),
+}
+QUICK_HIDDEN = 32      # QUICK mode: every recipe at this width, on a few hundred images
+
+
+def schedule(recipe: dict, epochs: int):
+    """(lr_schedule, mu_schedule): functions of the epoch, for FusedMLP.train."""
+    ramp = max(1.0, recipe["ramp"] * epochs)
+
+    def mu(e):
+        return recipe["mu_start"] + (recipe["mu_end"] - recipe["mu_start"]) * min(1.0, e / ramp)
+
+    def lr(e):
+        return (1 - mu(e)) * recipe["eps"] * 0.5 * (1 + math.cos(math.pi * e / epochs))
+    return lr, mu
+
+
+def make_trainer(ctx, recipe: dict, images, labels, seed: int, quick: bool):
+    hidden = QUICK_HIDDEN if quick else recipe["hidden"]
+    lr, mu = schedule(recipe, 1)
+    steps = -(-len(labels) // recipe["batch"])
+    return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=seed), images, labels,
+                              optimizer=reference.Momentum(lr(0), mu(0)), batch_size=recipe["batch"], seed=seed,
+                              check_every=steps, dropout=(recipe["keep_in"], recipe["keep_hidden"]),
+                              max_norm=recipe["max_norm"])
+
+
+def plan_epochs(ctx, recipe: dict, images, labels, seconds: float, quick: bool) -> tuple[int, float]:
+    """(epochs that fit in `seconds`, measured seconds an epoch) from a throwaway trainer."""
+    probe = make_trainer(ctx, recipe, images, labels, seed=12345, quick=quick)
+    per_epoch = statistics.median(epoch_seconds(probe, epochs=2, warmup=1))
+    probe.release()
+    return max(1, int(SAFETY * seconds / per_epoch)), per_epoch
+
+
+def train_recipe(ctx, recipe: dict, images, labels, eval_sets: dict, seconds: float, seed: int, epochs: int,
+                 quick: bool, live=None, evals: int = EVALS) -> dict:
+    """Train one recipe for `epochs` epochs (stopping early only if the next epoch would pass `seconds`),
+    scoring the sets in eval_sets {name: (images, labels)} at `evals` points and at the end (untimed).
+    Returns the run's record; `trainer` in it is the trained FusedMLP (the caller releases it)."""
+    trainer = make_trainer(ctx, recipe, images, labels, seed, quick)
+    for name, (x, y) in eval_sets.items():
+        if name != "train":  # the training set is resident already, under that name
+            trainer.add_eval_set(name, x, y)
+    lr, mu = schedule(recipe, epochs)
+    every = max(1, epochs // evals)
+    record = {"recipe": recipe, "seed": seed, "epochs_planned": epochs, "epochs": 0, "train_seconds": 0.0,
+              "loss": [], "lr": [], "mu": [], "curve": {"epoch": []}, "stopped": None}
+    start = time.perf_counter()
+    for e in range(epochs):
+        estimate = record["train_seconds"] / e if e else 0.0
+        if e and record["train_seconds"] + estimate > seconds:
+            record["stopped"] = f"time budget: {e} of {epochs} epochs"
+            break
+        try:
+            history = trainer.train(1, first_epoch=e, lr_schedule=lr, mu_schedule=mu, evaluate=(), progress=False)
+        except reference.TrainingDiverged as exc:
+            record["stopped"] = f"diverged: {exc}"
+            break
+        record["train_seconds"] += history["seconds"][0]
+        record["epochs"] = e + 1
+        record["loss"].append(history["loss"][0])
+        record["lr"].append(history["lr"][0])
+        record["mu"].append(trainer.mu)
+        if (e + 1) % every == 0 or e + 1 == epochs:
+            record["curve"]["epoch"].append(e + 1)
+            for name in eval_sets:
+                record["curve"].setdefault(name, []).append(trainer.accuracy(name))
+            if live is not None:
+                live.update(e + 1, loss=history["loss"][0],
+                            **{f"{n}_acc": record["curve"][n][-1] for n in eval_sets if n in ("train", "test")})
+    record["accuracy"] = {name: trainer.accuracy(name) for name in eval_sets}
+    record["wall_seconds"] = time.perf_counter() - start
+    record["trainer"] = trainer
+    return record
+
+
+def _data(quick: bool):
+    (X_train, y_train), (X_test, y_test) = data.load_mnist()
+    if quick:
+        X_train, y_train, X_test, y_test = X_train[:1000], y_train[:1000], X_test[:500], y_test[:500]
+    return X_train, y_train, X_test, y_test
+
+
+def split(X_train, y_train):
+    """(train images, labels), (validation images, labels): the last sixth of the training set held out
+    (the last 10,000 of MNIST's 60,000)."""
+    cut = len(X_train) * 5 // 6
+    return (X_train[:cut], y_train[:cut]), (X_train[cut:], y_train[cut:])
+
+
+def _public(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k != "trainer"}
+
+
+def validate(ctx, names, seconds: float, quick: bool) -> dict:
+    X_train, y_train, _, _ = _data(quick)
+    (X_fit, y_fit), (X_val, y_val) = split(X_train, y_train)
+    print(f"validate: train on {len(y_fit)}, validate on the last {len(y_val)} training images; "
+          f"{seconds:g} s of training a recipe")
+    runs = []
+    for name in names:
+        recipe = RECIPES[name]
+        epochs, per_epoch = plan_epochs(ctx, recipe, X_fit, y_fit, seconds, quick)
+        run = train_recipe(ctx, recipe, X_fit, y_fit, {"val": (X_val, y_val)}, seconds, seed=0, epochs=epochs,
+                           quick=quick)
+        run["trainer"].release()
+        run.update(name=name, probe_epoch_seconds=per_epoch)
+        runs.append(_public(run))
+        print(f"  {name:22s} val {100 * run['accuracy']['val']:6.2f} %   {run['epochs']:4d} epochs in "
+              f"{run['train_seconds']:5.1f} s ({1e3 * run['train_seconds'] / max(run['epochs'], 1):6.1f} ms an epoch)"
+              + (f"   [{run['stopped']}]" if run["stopped"] else ""), flush=True)
+    best = max(runs, key=lambda r: r["accuracy"]["val"])
+    print(f"best on validation: {best['name']} ({100 * best['accuracy']['val']:.2f} %)")
+    return {"split": "train: training images [0, 5/6 n); validation: the last n/6", "seconds": seconds,
+            "runs": runs, "best": best["name"]}
+
+
+def final(ctx, name: str, seeds, seconds: float, quick: bool, live_factory=None) -> dict:
+    """Train `name` on all training images for each seed (the same epoch count for all, planned once) and
+    score the test set once, after training; curves of training-set accuracy and loss (no test curve)."""
+    X_train, y_train, X_test, y_test = _data(quick)
+    recipe = RECIPES[name]
+    epochs, per_epoch = plan_epochs(ctx, recipe, X_train, y_train, seconds, quick)
+    print(f"final: {name} on all {len(y_train)} training images, {epochs} epochs planned "
+          f"({1e3 * per_epoch:.1f} ms an epoch measured, budget {seconds:g} s), test once per seed")
+    runs = []
+    for seed in seeds:
+        live = live_factory(seed) if live_factory else None
+        run = train_recipe(ctx, recipe, X_train, y_train, {"train": (X_train, y_train)}, seconds, seed, epochs,
+                           quick, live=live)
+        trainer = run.pop("trainer")
+        trainer.add_eval_set("test", X_test, y_test)
+        run["test_accuracy"] = trainer.accuracy("test")   # the one look at the test set
+        trainer.release()
+        if live is not None:
+            run["figure"] = live.close()
+        runs.append(run)
+        print(f"  seed {seed}: test {100 * run['test_accuracy']:.2f} %   {run['epochs']} epochs in "
+              f"{run['train_seconds']:.1f} s of training ({run['wall_seconds']:.1f} s with evaluation)"
+              + (f"   [{run['stopped']}]" if run["stopped"] else ""), flush=True)
+    acc = [100 * r["test_accuracy"] for r in runs]
+    summary = {"mean": statistics.mean(acc), "std": statistics.stdev(acc) if len(acc) > 1 else 0.0,
+               "min": min(acc), "max": max(acc)}
+    print(f"test accuracy over {len(acc)} seeds: {summary['mean']:.2f} ± {summary['std']:.2f} % "
+          f"(min {summary['min']:.2f}, max {summary['max']:.2f})")
+    return {"recipe_name": name, "recipe": recipe, "seconds": seconds, "epochs_planned": epochs,
+            "probe_epoch_seconds": per_epoch, "runs": [{k: v for k, v in r.items() if k != "figure"} for r in runs],
+            "test_accuracy_percent": summary, "figures": [r.get("figure") for r in runs]}
+
+
+def results_path(kind: str, quick: bool) -> Path:
+    """notebooks/results/dropout-<kind>.json; QUICK runs write to the temporary folder instead (their
+    numbers mean nothing and must not replace a committed run)."""
+    return (Path(tempfile.gettempdir()) / f"dropout-{kind}-quick.json") if quick else RESULTS / f"dropout-{kind}.json"
+
+
+def best_recipe(quick: bool) -> str:
+    path = results_path("validate", quick)
+    if not path.is_file():
+        raise SystemExit(f"--recipe best needs {path}: run `python -m helpers.bench.dropout validate` first")
+    return json.loads(path.read_text())["best"]
+
+
+def write(kind: str, record: dict, ctx, quick: bool, out: Path | None = None) -> Path:
+    path = out or results_path(kind, quick)
+    record = {"device": device_record(ctx), "quick": quick, **{k: v for k, v in record.items() if k != "figures"}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1, default=float) + "\n")
+    print(f"wrote {path}")
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("which", choices=("validate", "final"))
+    parser.add_argument("--only", help="comma-separated recipe names (validate; default: all of " + ", ".join(RECIPES) + ")")
+    parser.add_argument("--recipe", default="best", help="final: a recipe name, or best (from the validate JSON)")
+    parser.add_argument("--seeds", default="0,1,2", help="final: comma-separated seeds")
+    parser.add_argument("--seconds", type=float, help="training budget a run (default: validate 50, final 60; QUICK 2)")
+    parser.add_argument("--out", type=Path, help="JSON file (default notebooks/results/dropout-<which>.json; QUICK: the temporary folder)")
+    args = parser.parse_args(argv)
+    quick = mode.is_quick()
+    ctx = gl.create_context()
+    print(f"device: {gl.describe(ctx)}   ({'QUICK' if quick else 'full'} sizes)")
+    if args.which == "validate":
+        names = args.only.split(",") if args.only else list(RECIPES)
+        unknown = [n for n in names if n not in RECIPES]
+        if unknown:
+            raise SystemExit(f"unknown recipe(s) {unknown}; the recipes are {list(RECIPES)}")
+        seconds = args.seconds or (2.0 if quick else 50.0)
+        write("validate", validate(ctx, names, seconds, quick), ctx, quick, args.out)
+    else:
+        name = best_recipe(quick) if args.recipe == "best" else args.recipe
+        if name not in RECIPES:
+            raise SystemExit(f"unknown recipe {name!r}; the recipes are {list(RECIPES)}")
+        seeds = [int(s) for s in args.seeds.split(",")]
+        seconds = args.seconds or (3.0 if quick else 60.0)
+        write("final", final(ctx, name, seeds, seconds, quick), ctx, quick, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
