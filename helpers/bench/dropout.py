@@ -20,7 +20,8 @@ weights, batch size, and the schedule of momentum and step size, set as uniforms
     mu_e  = mu_start + (mu_end - mu_start) * min(1, e / (ramp * E))        momentum, ramped linearly
     eps_e = eps * (1 + cos(pi * e / E)) / 2                                 step size, cosine to 0
     lr_e  = (1 - mu_e) * eps_e       so a steady gradient g moves a weight by eps_e * g a step whatever mu_e
-(the dropout paper's form of momentum, Srivastava et al. 2014, appendix A.1). He initialisation from the seed.
+(the form of momentum of Hinton et al. 2012, arXiv:1207.0580, whose momentum also ramps from 0.5 to 0.99).
+He initialisation from the seed.
 """
 
 from __future__ import annotations
