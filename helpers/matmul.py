@@ -11,9 +11,10 @@ each file's banner states (`// Dispatch ... groups (ceil(N/BN), ceil(M/BM), 1)`)
     c = multiply(ctx, "matmul_3_blocked.comp", a, b)  # NumPy in, NumPy out (uploads every call)
 
 rungs() finds every file, so a new rung joins the ladder (tests, benchmark, notebook 03) by its name alone.
-matmul_6_subgroup.comp uses subgroup shuffles where the driver has GL_KHR_shader_subgroup_shuffle and
-shared memory elsewhere; load(ctx, name, {"USE_SUBGROUP": 0}) forces the shared-memory path. Its tile
-#defines are tuned on a GPU with `python -m helpers.bench.matmul sweep`.
+matmul_6_subgroup.comp gives each subgroup of 32 invocations a compact sub-tile of the block (warp tiling);
+load(ctx, name, {"USE_SUBGROUP": 1}) also passes B between invocations by subgroupShuffle where the driver
+has GL_KHR_shader_subgroup_shuffle (has_subgroup_shuffle(ctx) says whether it does). Its tile #defines are
+tuned on a GPU with `python -m helpers.bench.matmul sweep`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,38 @@ def rungs() -> list[str]:
     """The ladder's files in order: matmul_1_*.comp, matmul_2_*.comp, ..."""
     files = [p.name for p in gl.GLSL_DIR.glob("matmul_*.comp")]
     return sorted(files, key=lambda name: int(re.match(r"matmul_(\d+)_", name).group(1)))
+
+
+def has_subgroup_shuffle(ctx) -> bool:
+    """Whether GLSL on this context defines GL_KHR_shader_subgroup_shuffle, the macro the shaders test.
+
+    NVIDIA's extension string may list only GL_KHR_shader_subgroup (the features are a separate query),
+    so ask the compiler itself: a one-invocation shader writes 1 under `#ifdef`, 0 otherwise.
+    """
+    import numpy as np
+
+    source = """#version 430
+#extension GL_KHR_shader_subgroup_shuffle : enable
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) writeonly buffer Out { uint flag[]; };
+void main() {
+#ifdef GL_KHR_shader_subgroup_shuffle
+    flag[0] = 1u;
+#else
+    flag[0] = 0u;
+#endif
+}
+"""
+    program = ctx.compute_shader(source)
+    buffer = ctx.buffer(reserve=4)
+    try:
+        buffer.bind_to_storage_buffer(0)
+        program.run(1, 1, 1)
+        ctx.memory_barrier()
+        return bool(np.frombuffer(buffer.read(), dtype=np.uint32)[0])
+    finally:
+        buffer.release()
+        program.release()
 
 
 def load(ctx, name: str, defines: dict | None = None) -> gl.Kernel:

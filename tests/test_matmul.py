@@ -51,12 +51,15 @@ def test_fastest_rung_with_other_tiles(ctx, rng, defines):
     assert check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
 
 
-# --- matmul_6_subgroup: every A path (1: subgroup shuffles where the driver has them, else shared memory;
+# --- matmul_6_subgroup: every B path (1: subgroup shuffles where the driver has them, else shared memory;
 # 0: shared memory; 2: the shuffle path's indexing with shuffles emulated in shared memory) and tile shape
 
 SUBGROUP = "matmul_6_subgroup.comp"
-SUBGROUP_TILES = {"default": {}, "64x128": {"BM": 64, "THREADS": 128}, "BK8": {"BK": 8},
-                  "64x64_4x4": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "LM": 8, "THREADS": 256}}
+SUBGROUP_TILES = {"default": {},                                                    # 128x128, 4x8 lanes
+                  "8x4-lanes": {"LM": 8, "LN": 4},
+                  "128x64-BK16": {"BN": 64, "BK": 16, "THREADS": 128},
+                  "64x64-8x4": {"BM": 64, "BN": 64, "TN": 4, "THREADS": 128},
+                  "64x64-8x8": {"BM": 64, "BN": 64, "THREADS": 64, "BK": 16}}
 
 
 @pytest.mark.parametrize("shape", [(129, 257, 65), (130, 44, 132), (1, 9, 4)], ids=lambda s: "x".join(map(str, s)))
@@ -74,11 +77,24 @@ def test_subgroup_rung_paths_match_numpy(ctx, rng, path, tiles, shape):
     assert np.isnan(c[M:]).all(), f"{SUBGROUP} {tiles} wrote past C[{M},{N}]"
 
 
-def test_subgroup_rung_refuses_a_shuffle_layout_it_cannot_do(ctx):
-    with pytest.raises(gl.ShaderError, match="TM == 32/LM"):      # 4 rows of A shared by 8 invocations
-        matmul.load(ctx, SUBGROUP, {"TM": 4, "THREADS": 512, "USE_SUBGROUP": 2})
+def test_subgroup_rung_with_matmul_5_layout_matches_numpy(ctx, rng):
+    # LM = BM/TM, LN = BN/TN: one "sub-tile" for the whole block, matmul_5_pipelined's layout
+    kernel = matmul.load(ctx, SUBGROUP, {"LM": 16, "LN": 16})
+    a, b = rng.standard_normal((131, 45)).astype(np.float32), rng.standard_normal((45, 68)).astype(np.float32)
+    assert check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
+
+
+def test_subgroup_rung_refuses_a_layout_it_cannot_do(ctx):
+    with pytest.raises(gl.ShaderError, match="LM\\*LN == 32"):    # one sub-tile per work group: no subgroup
+        matmul.load(ctx, SUBGROUP, {"LM": 16, "LN": 16, "USE_SUBGROUP": 2})
     with pytest.raises(gl.ShaderError, match="THREADS must equal"):
         matmul.load(ctx, SUBGROUP, {"BM": 64})
+    with pytest.raises(gl.ShaderError, match="multiple of LM\\*TM"):
+        matmul.load(ctx, SUBGROUP, {"LM": 32, "LN": 1})
+
+
+def test_shuffle_probe_answers(ctx):
+    assert matmul.has_subgroup_shuffle(ctx) in (True, False)
 
 
 def test_bad_tile_defines_are_refused_at_compile_time(ctx):
