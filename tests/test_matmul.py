@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import check, data, gl, matmul
+from helpers.bench import matmul as bench_matmul
 from helpers.inference import BatchedForward
 
 RUNGS = matmul.rungs()
@@ -173,7 +174,6 @@ def test_batched_forward_predicts_like_numpy(ctx, rng):
 # --- the benchmark's sweep and table (timings are meaningless here; the code paths are not) --------
 
 def test_sweep_checks_times_and_prints_one_line_per_configuration(ctx, capsys):
-    from helpers.bench import matmul as bench_matmul
     configs = {"64x128 shared": {"BM": 64, "THREADS": 128, "USE_SUBGROUP": 0}, "default": {}}
     rows = bench_matmul.sweep(ctx, quick=True, configs=configs)
     out = capsys.readouterr().out
@@ -182,8 +182,19 @@ def test_sweep_checks_times_and_prints_one_line_per_configuration(ctx, capsys):
                                                      for n in bench_matmul.QUICK_SWEEP_SIZES}
 
 
+@pytest.mark.parametrize("name", list(bench_matmul.SWEEP))
+def test_every_sweep_configuration_matches_numpy(ctx, rng, name):
+    try:
+        kernel = matmul.load(ctx, bench_matmul.SWEEP_RUNG, bench_matmul.SWEEP[name])
+    except gl.ShaderError as error:          # llvmpipe has 32 KiB of shared memory, NVIDIA 48 KiB
+        if "shared memory" in str(error).lower():
+            pytest.skip(f"{name}: more shared memory than this driver has")
+        raise
+    a, b = rng.standard_normal((67, 21)).astype(np.float32), rng.standard_normal((21, 70)).astype(np.float32)
+    assert check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
+
+
 def test_table_gives_each_rung_its_share_of_cublas_at_every_size():
-    from helpers.bench import matmul as bench_matmul
     rows = [{"impl": impl, "size": n, "seconds": s * n, "gflops": 1.0, "clock": "x"}
             for impl, s in (("matmul_6_subgroup", 2.0), ("cuBLAS fp32 (torch, TF32 off)", 1.0)) for n in (1024, 4096)]
     text = bench_matmul.table(rows)

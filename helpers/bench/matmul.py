@@ -1,7 +1,7 @@
 """Benchmark: GFLOP/s of every matmul rung against size, beside NumPy (CPU) and cuBLAS (where torch is).
 
     python -m helpers.bench matmul            # sizes 256 .. 4096 (QUICK=1: 64, 128, 256)
-    python -m helpers.bench.matmul sweep      # tune matmul_6_subgroup: its tile #defines at 1024, 2048, 4096
+    python -m helpers.bench.matmul sweep      # tune matmul_6_subgroup: 12 sets of #defines at 1024, 2048, 4096
 
 Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against NumPy (float64) at one
 size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real GPU: the dispatch
@@ -105,22 +105,27 @@ def run(ctx, quick: bool) -> list[dict]:
     return rows
 
 
-# --- tuning matmul_6_subgroup: a few tile shapes and both A paths, one line each --------------------
+# --- tuning matmul_6_subgroup: block shapes, depth, lane layouts and the B path, one line each ----------
 
 SWEEP_RUNG = "matmul_6_subgroup.comp"
 SWEEP_SIZES, QUICK_SWEEP_SIZES = (1024, 2048, 4096), (64, 128)
-SWEEP = {   # name: #defines over the file's own. Block BM×BN, BK deep; TM×TN outputs per invocation
-    "128x128 k16 8x8 shuffle": {},
-    "128x128 k16 8x8 shared": {"USE_SUBGROUP": 0},
-    "128x128 k8  8x8 shuffle": {"BK": 8},
-    "128x128 k8  8x8 shared": {"BK": 8, "USE_SUBGROUP": 0},
-    "128x128 k16 4x8 shuffle": {"TM": 4, "LM": 8, "THREADS": 512},      # more subgroups, fewer registers
-    "128x128 k16 4x8 shared": {"TM": 4, "LM": 8, "THREADS": 512, "USE_SUBGROUP": 0},
-    "64x128  k16 8x8 shuffle": {"BM": 64, "THREADS": 128},             # twice the work groups (1024³: 128)
-    "64x128  k16 8x8 shared": {"BM": 64, "THREADS": 128, "USE_SUBGROUP": 0},
-    "128x64  k16 8x8 shared": {"BN": 64, "THREADS": 128, "USE_SUBGROUP": 0},
-    "64x64   k16 4x4 shuffle": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "LM": 8, "THREADS": 256},   # 1024³: 256
-    "64x64   k16 4x4 shared": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "LM": 8, "THREADS": 256, "USE_SUBGROUP": 0},
+# name: #defines over the file's own (BM 128, BN 128, BK 8, TM 8, TN 8, LM 4, LN 8, THREADS 256, USE_SUBGROUP 0).
+# Block BM×BN, BK deep; TM×TN outputs per invocation; "warp LMxLN": a sub-tile per 32 invocations laid
+# out LM×LN; "flat": matmul_5_pipelined's layout; "shfl": B by subgroupShuffle. Work groups at 1024³:
+# 128×128 64, 128×64 128, 64×64 256 (the H100 has 132 SMs).
+SWEEP = {
+    "128x128 k8  8x8 flat (=5)": {"LM": 16, "LN": 16},
+    "128x128 k8  8x8 warp4x8": {},
+    "128x128 k8  8x8 warp8x4": {"LM": 8, "LN": 4},
+    "128x128 k16 8x8 warp4x8": {"BK": 16},
+    "128x128 k8  8x8 warp shfl": {"USE_SUBGROUP": 1},
+    "128x64  k8  8x8 warp4x8": {"BN": 64, "THREADS": 128},
+    "128x64  k16 8x8 warp4x8": {"BN": 64, "BK": 16, "THREADS": 128},
+    "64x128  k8  8x8 warp8x4": {"BM": 64, "LM": 8, "LN": 4, "THREADS": 128},
+    "128x64  k8  4x8 warp4x8": {"BN": 64, "TM": 4, "THREADS": 256},
+    "64x64   k8  8x4 warp4x8": {"BM": 64, "BN": 64, "TN": 4, "THREADS": 128},
+    "64x64   k16 8x8 warp4x8": {"BM": 64, "BN": 64, "BK": 16, "THREADS": 64},
+    "64x64   k8  4x4 warp4x8": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},
 }
 
 
@@ -128,7 +133,8 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None) -> list[dict]:
     """Time SWEEP_RUNG under each of `configs` (default SWEEP) at SWEEP_SIZES, beside matmul_5 and cuBLAS.
 
     Each configuration is checked against NumPy on an awkward shape first; one printed line per
-    configuration: TFLOP/s and share of cuBLAS per size. Returns row dicts as run() does.
+    configuration: TFLOP/s and share of cuBLAS per size; then per size the best configuration, its share
+    of cuBLAS and its speed-up over matmul_5_pipelined. Returns row dicts as run() does.
     """
     configs = SWEEP if configs is None else configs
     sizes = QUICK_SWEEP_SIZES if quick else SWEEP_SIZES
@@ -139,8 +145,8 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None) -> list[dict]:
         kernels[name] = kernel = matmul.load(ctx, SWEEP_RUNG, defines)
         if not check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < 1e-5:
             raise RuntimeError(f"{SWEEP_RUNG} {defines} does not match NumPy")
-    have = "with" if "GL_KHR_shader_subgroup_shuffle" in ctx.extensions else "WITHOUT (shuffle = shared)"
-    print(f"{SWEEP_RUNG}, {have} GL_KHR_shader_subgroup_shuffle; all {len(configs)} configurations match NumPy")
+    have = "with" if matmul.has_subgroup_shuffle(ctx) else "WITHOUT (shfl rows = shared memory)"
+    print(f"{SWEEP_RUNG}, GLSL {have} GL_KHR_shader_subgroup_shuffle; all {len(configs)} configurations match NumPy")
     cublas = {n: cublas_seconds(n) for n in sizes}
     print(f"{'TFLOP/s (% of cuBLAS fp32)':<28s}" + "".join(f"{n:>16d}" for n in sizes))
     if all(cublas.values()):
@@ -164,9 +170,12 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None) -> list[dict]:
         cells = [get[name, n] for n in sizes]
         print(f"{name:<28s}" + "".join(f"{r['tflops']:>8.3g}" + (f" ({100 * r['cublas_share']:3.0f} %)"
                                                                   if r["cublas_share"] else f"{'':>8s}") for r in cells))
+    base = {n: get[next(iter(kernels)), n]["tflops"] for n in sizes}
     for n in sizes:
         best = max((r for r in rows if r["size"] == n and r["defines"] is not None), key=lambda r: r["tflops"])
-        print(f"best at {n}³: {best['impl']}  {best['defines']}")
+        share = f", {100 * best['cublas_share']:.0f} % of cuBLAS" if best["cublas_share"] else ""
+        print(f"best at {n}³: {best['impl'].strip()}  {best['defines']}  {best['tflops']:.3g} TFLOP/s{share}, "
+              f"{best['tflops'] / base[n]:.2f}× matmul_5_pipelined")
     print(f"(kernel: {clock.source}, median of {3 if quick else 7}; cuBLAS: CUDA events)")
     return rows
 
