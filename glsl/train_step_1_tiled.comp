@@ -17,7 +17,8 @@
 //           parts[ceil(H/HT), batch_size, N_OUT]: the logits summed over one HT-wide slice of the hidden
 //           units (slice 0 also holds b2), HT = 4*THREADS/KS;  W2s[H,N_OUT]: this step's W2, copied in phase 1
 //           counter[2] uint: counter[0] the step phase 1 runs next (0-based within the epoch), counter[1]
-//           the step phase 2 runs; sync[4] uint: grid barrier arrivals, generation, timeout flag, spare
+//           the step phase 2 runs; sync[4] uint: grid barrier arrivals, generation, flags (1 a barrier timed
+//           out, 2 the step loop ended early), spare
 // NumPy     steps = ceil(n_samples/batch_size);  s = counter[0]   (PHASE 0: s = first_step + i, i < n_steps)
 //           start = s*batch_size;  count = min(batch_size, n_samples - start);  rows = order[start:start + count]
 //           X = images.view(np.uint8).reshape(-1, n_in)[rows] / 255;  y = labels[rows]
@@ -410,6 +411,7 @@ void main() {
     if (gl_WorkGroupID.x == 0u && lid == 0u) counter[0] = (s + 1u) % steps;
 #elif PHASE == 0
     bool ok = true;
+    uint done = 0u;
     for (uint i = 0u; i < n_steps && ok; i++) {
         uint s = first_step + i, start = s * batch_size, count = min(batch_size, n_samples - start);
         forward_phase(start, count);
@@ -418,11 +420,13 @@ void main() {
             backward_phase(start, count);
             ok = grid_barrier();
         }
+        if (ok) done++;
     }
     if (gl_WorkGroupID.x == 0u && lid == 0u) {
         counter[0] = (first_step + n_steps) % steps;
         counter[1] = (first_step + n_steps + steps - 1u) % steps;
-        if (!ok) {   // a timed-out barrier: mark the chunk's losses so the CPU's next check sees it
+        if (ok && done != n_steps) atomicOr(sync[2], 2u);   // a driver cut the loop short (llvmpipe: 65535 iterations)
+        if (!ok || done != n_steps) {   // mark the chunk's losses so the CPU's next check sees it
             for (uint b = first_step * batch_size; b < min(n_samples, (first_step + n_steps) * batch_size); b++)
                 losses[b] = uintBitsToFloat(0x7fc00000u);
         }

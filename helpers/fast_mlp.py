@@ -212,9 +212,15 @@ class FastMLP(Trainer):
         persistent dispatch mean a grid barrier timed out: that raises, naming the cause."""
         lo, hi = first * self.batch_size, min(self.n, end * self.batch_size)
         losses = self.read("losses", lo, hi - lo).astype(np.float64)
-        if self.persistent is not None and np.isnan(losses).any() and self.read("sync")[2]:
-            raise RuntimeError("a grid barrier of the persistent kernel timed out (its work groups were not all "
-                               "resident at once): these steps are incomplete. Use FastMLP(..., persistent=False).")
+        if self.persistent is not None and np.isnan(losses).any():
+            flags = int(self.read("sync")[2])
+            if flags & 1:
+                raise RuntimeError("a grid barrier of the persistent kernel timed out (its work groups were not all "
+                                   "resident at once): these steps are incomplete. Use FastMLP(..., persistent=False).")
+            if flags & 2:
+                raise RuntimeError("the persistent kernel's step loop ended early (llvmpipe stops a loop after 65535 "
+                                   "iterations): these steps are incomplete. Use fewer steps a dispatch (check_every) "
+                                   "or FastMLP(..., persistent=False).")
         return np.add.reduceat(losses, np.arange(0, hi - lo, self.batch_size))
 
     # --- counting -----------------------------------------------------------------------------

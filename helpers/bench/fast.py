@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from .. import data, fast_mlp, fused_mlp, gl, mode, reference, timing
-from .fused import torch_rows
+from .fused import RESULTS_FILE, torch_rows
 from .profile import dispatch_seconds, empty_epochs, profile_step, time_epochs
 
 BATCH = 128
@@ -103,7 +103,7 @@ def jax_rows(images, labels, orders, hidden: int, kind: str, repeat: int) -> tup
 # The table
 # ---------------------------------------------------------------------------------------------
 
-def _software_defines(ctx) -> dict:
+def software_defines(ctx) -> dict:
     """On a software renderer a few work groups (each group of phase 2 redoes the batch's softmax)."""
     return {"GROUPS": 8} if gl.is_software(ctx) else {}
 
@@ -122,7 +122,7 @@ def run(ctx, quick: bool) -> list[dict]:
     images, labels = X_train[:n], y_train[:n]
     orders = [reference.epoch_order(n, e, 0) for e in range(repeat + 1)]
     steps = -(-n // BATCH)
-    soft = _software_defines(ctx)
+    soft = software_defines(ctx)
     sms = fast_mlp.sm_count(ctx)
     rows, best = [], {}
 
@@ -150,7 +150,8 @@ def run(ctx, quick: bool) -> list[dict]:
         fast.release()
 
         persistent = fast_mlp.FastMLP(ctx, p0, images, labels, optimizer=make(), batch_size=BATCH, seed=0,
-                                      defines=soft, persistent=True, persistent_groups=1 if gl.is_software(ctx) else None)
+                                      defines=soft, persistent=True, persistent_groups=1 if gl.is_software(ctx) else None,
+                                      check_every=1 if gl.is_software(ctx) else 50)   # llvmpipe: loops stop at 65535
         if persistent.persistent is not None:
             try:
                 times, loss = _epochs(persistent, orders, repeat)
