@@ -14,9 +14,12 @@
     inference    batched forward pass with the fastest rung, batch sweep  (notebook 03)
     mlp          what both GPU trainers share: the Trainer API, params    (notebook 04)
     gpu_mlp      the training loop on the GPU, six dispatches a step      (notebook 04)
-    fused_mlp    the fused trainer, two dispatches a step; momentum, Adam (notebook 05)
+    fused_mlp    the fused trainer, two dispatches a step; momentum, Adam (notebook 05);
+                 dropout and max-norm (notebook 06)
+    rng          the counter-based random generator, the twin of the shaders' (notebook 06)
     exercises    check a learner's shader on awkward shapes (notebooks 02-05)
-    bench/       the benchmarks, one module each (matmul, inference, train, fused): python -m helpers.bench
+    bench/       the benchmarks, one module each (matmul, inference, train, fused): python -m helpers.bench;
+                 bench.dropout: notebook 06's validation sweep and final runs
     report       README's results table and figure from the benchmark JSON
     quickstart   the README's two commands: make .venv, open JupyterLab / run the tests
 """

@@ -15,7 +15,7 @@ dispatches and two barriers. params is one flat float32 buffer [W1 | b1 | W2 | b
 the optimizer state has the same layout and one thread index names one parameter everywhere. Every sum
 runs in a fixed order (no atomics): the same seed gives bitwise-identical weights.
 
-Notebook 07 adds regularisation, chosen by two options and off by default (then nothing above changes):
+Notebook 06 adds regularisation, chosen by two options and off by default (then nothing above changes):
 
     FusedMLP(..., dropout=(keep_in, keep_hidden), max_norm=c)
 
@@ -59,7 +59,7 @@ class FusedMLP(Trainer):
     """784-H-10 training in two dispatches and two barriers a step (module docstring); the API is
     mlp.Trainer's. forward_defines / backward_defines override the shaders' tunables (S, JT, KS /
     TJ, TKT, KPT, BC, BSPLIT). dropout=(keep_in, keep_hidden) trains with inverted dropout (the version-2
-    pair of shaders); max_norm=c adds the max-norm dispatch after every update (notebook 07)."""
+    pair of shaders); max_norm=c adds the max-norm dispatch after every update (notebook 06)."""
 
     BINDINGS = BINDINGS
     dispatches_per_step = 2

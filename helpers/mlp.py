@@ -283,18 +283,13 @@ class Trainer:
         total = 0.0
         for first in range(0, self.steps_per_epoch, self.check_every):
             end = min(first + self.check_every, self.steps_per_epoch)
-            self.run_steps(first, end)
+            for s in range(first, end):
+                self.step(s)
             part = self.check(first, end)
             total += part
             if on_check is not None:
                 on_check(end, part / (min(self.n, end * self.batch_size) - first * self.batch_size))
         return total / self.n
-
-    def run_steps(self, first: int, end: int) -> None:
-        """Queue steps [first, end) of the current epoch, the steps between two loss checks: one step()
-        each here; a trainer that can run many steps in one dispatch (fast_mlp's persistent kernel) does."""
-        for s in range(first, end):
-            self.step(s)
 
     def train(self, epochs: int, *, lr_schedule=None, evaluate=("train", "test"), live=None,
               progress: bool = True, first_epoch: int = 0) -> dict:

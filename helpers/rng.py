@@ -1,5 +1,5 @@
 """Counter-based random numbers for dropout: the NumPy twin of the hash in glsl/fused_*_2_dropout.comp.
-Introduced in notebook 07.
+Introduced in notebook 06.
 
 A stateful generator (NumPy's default_rng, a GPU thread's own LCG) hands out numbers in sequence: to
 know the millionth number you must draw the 999,999 before it, and thousands of GPU threads would each

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .. import gl, mode
 
-BENCHES = ("matmul", "inference", "train", "fused", "fast")
+BENCHES = ("matmul", "inference", "train", "fused")
 RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
 
 

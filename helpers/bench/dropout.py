@@ -1,4 +1,4 @@
-"""Dropout + max-norm on MNIST under a time budget: the validation sweep and the final runs of notebook 07.
+"""Dropout + max-norm on MNIST under a time budget: the validation sweep and the final runs of notebook 06.
 
     python -m helpers.bench.dropout validate                 # every recipe, 50,000 train / last 10,000 validate
     python -m helpers.bench.dropout validate --only H2048-e1,H4096-e1 --seconds 50
