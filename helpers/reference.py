@@ -124,7 +124,9 @@ def loss_and_grads(params: dict, X: np.ndarray, y: np.ndarray, masks=None):
     """Mean loss and gradients; masks (input_mask, hidden_mask) for a dropout step, as in forward."""
     logits, cache = forward(params, X, masks)
     loss, dlogits = softmax_xent(logits, y)
-    return loss, backward(params, cache, dlogits, None if masks is None else masks[1])
+    if masks is None:
+        return loss, backward(params, cache, dlogits)
+    return loss, backward(params, cache, dlogits, masks[1])
 
 
 def max_norm(params: dict, c: float) -> None:
