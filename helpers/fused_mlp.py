@@ -162,11 +162,8 @@ class FusedMLP(Trainer):
         if mu_schedule is None:
             return super().train(epochs, lr_schedule=lr_schedule, **kwargs)
 
-        if self.kind != "Momentum":
-            raise TypeError(f"mu_schedule needs the Momentum optimizer; this trainer runs {self.kind}")
-
         def both(epoch):
-            self.optimizer.mu = float(mu_schedule(epoch))  # the lr setter below sends both to the shader
+            self.mu = mu_schedule(epoch)   # the setter: Momentum only, and the uniforms follow
             return lr_schedule(epoch) if lr_schedule is not None else self.lr
         return super().train(epochs, lr_schedule=both, **kwargs)
 
