@@ -22,7 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import data, fused_mlp, gl, reference
+from .. import data, fused_mlp, gl, reference, timing
+from . import profile
 from ..gpu_mlp import GPUTrainer
 from .profile import empty_epochs, epoch_phases, profile_step, time_epochs
 from .train import torch_epochs
@@ -234,3 +235,165 @@ def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) ->
     orders = [reference.epoch_order(n, e, 0) for e in range(3)]
     rows, note = torch_rows(images, labels, orders, HIDDEN, 1 if quick else 2)
     return rows, ("PyTorch measured now: " + note) if rows else note
+
+
+# ---------------------------------------------------------------------------------------------
+# python -m helpers.bench.fused sweep: where a fused step's time goes, and the tunables that cut it
+# ---------------------------------------------------------------------------------------------
+
+FORWARD_SWEEP = [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (4, 8, 16, 32)]           # JT 32
+BACKWARD_SWEEP = [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128)
+                  for tj, tkt, kpt in ((32, 8, 2), (32, 4, 4), (32, 8, 4), (32, 16, 1), (64, 4, 2), (64, 8, 1), (16, 16, 1))]
+SM_SHADER = """#version 430
+#extension GL_NV_shader_sm_builtins : require
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer Out { uint out_[]; };
+void main() { out_[0] = gl_SMCountNV; out_[1] = gl_WarpsPerSMNV; }
+"""
+
+
+def sm_count(ctx) -> tuple[int, int] | None:
+    """(SMs, warps per SM) from NVIDIA's GL_NV_shader_sm_builtins; None where the extension is missing."""
+    try:
+        program = ctx.compute_shader(SM_SHADER)
+    except Exception:  # moderngl.Error: the extension is not there (llvmpipe)
+        return None
+    out = gl.empty(ctx, (2,), np.uint32, name="sm count")
+    out.bind_to(0)
+    program.run(1)
+    ctx.memory_barrier()
+    values = tuple(int(v) for v in out.read())
+    out.release(), program.release()
+    return values
+
+
+def issue_costs(ctx, calls: int = 2000) -> dict:
+    """Python's time to issue one of each call a fused step makes (no waiting: the GPU runs behind)."""
+    program = ctx.compute_shader(profile.EMPTY_SHADER.replace("void main() {}", "uniform uint step;\nlayout(std430, binding = 0) buffer O { uint o[]; };\nvoid main() { o[0] = step; }"))
+    out = gl.empty(ctx, (1,), np.uint32, name="out")
+    out.bind_to(0)
+    uniform = program["step"]
+    costs = {}
+    for name, call in (("uniform write", lambda i: setattr(uniform, "value", i)),
+                       ("dispatch (program.run)", lambda i: program.run(1)),
+                       ("memory_barrier", lambda i: ctx.memory_barrier(profile.BARRIER))):
+        ctx.finish()
+        start = time.perf_counter()
+        for i in range(calls):
+            call(i)
+        costs[name] = (time.perf_counter() - start) / calls
+        ctx.finish()
+    out.release(), program.release()
+    return costs
+
+
+def step_anatomy(ctx, trainer, repeat: int) -> dict:
+    """Seconds per step of a fused trainer issued four ways, in streams (GPU kept busy): each kernel alone,
+    the step as train() issues it (the step uniform changes every step), the same step number every time,
+    and the two dispatches with no uniform written at all."""
+    clock = timing.Clock(ctx)
+    trainer.start_epoch(0)
+    trainer.step(0)
+    profile.warm_up(ctx, lambda: trainer.step(0))
+    steps = trainer.steps_per_epoch
+    (f, fg), (b, bg) = trainer.dispatches(0)
+
+    def bare():
+        for _ in range(repeat):
+            f.program.run(*fg)
+            ctx.memory_barrier(profile.BARRIER)
+            b.program.run(*bg)
+            ctx.memory_barrier(profile.BARRIER)
+
+    ways = {"forward alone": lambda: [profile.dispatch_seconds(ctx, f.program, fg, repeat, clock)],
+            "backward alone": lambda: [profile.dispatch_seconds(ctx, b.program, bg, repeat, clock)],
+            "step(s), s = 0, 1, 2, ...": lambda: [clock.wall(lambda: [trainer.step(s % steps) for s in range(repeat)]) / repeat],
+            "step(0) every time": lambda: [clock.wall(lambda: [trainer.step(0) for _ in range(repeat)]) / repeat],
+            "two dispatches, no uniform": lambda: [clock.wall(bare) / repeat]}
+    return {name: statistics.median(sum((way() for _ in range(3)), [])) for name, way in ways.items()}
+
+
+def kernel_sweep(ctx, trainer, repeat: int) -> list[dict]:
+    """Each tunable set of FORWARD_SWEEP / BACKWARD_SWEEP timed as one dispatch + barrier (profile.dispatch_seconds)
+    on the trainer's bound buffers at step 0; shapes that do not compile or do not fit are skipped."""
+    clock = timing.Clock(ctx)
+    trainer.start_epoch(0)
+    trainer.step(0)
+    profile.warm_up(ctx, lambda: trainer.step(0))
+    sizes = dict(n_in=trainer.K, n_hidden=trainer.H, n_samples=trainer.n, batch_size=trainer.batch_size, step=0)
+    rows = []
+    for which, name, base, grid in (("forward", fused_mlp.FORWARD, trainer.forward_defines, FORWARD_SWEEP),
+                                    ("backward", fused_mlp.BACKWARD, trainer.backward_defines, BACKWARD_SWEEP)):
+        for tunables in grid:
+            defines = dict(base, **tunables)
+            if which == "forward" and fused_mlp.shared_bytes(defines["S"], trainer.K, trainer.H, 32,
+                                                            defines["KS"]) > 48 * 1024:
+                continue
+            try:
+                kernel = gl.Kernel(ctx, name, defines)
+            except gl.ShaderError:
+                continue  # a #error of the shader: the combination is not allowed
+            kernel.set(**sizes, **(trainer.hyperparameters() if which == "backward" else {}))
+            seconds = profile.dispatch_seconds(ctx, kernel.program, kernel.groups(**sizes), repeat, clock)
+            rows.append({"kernel": which, "hidden": trainer.H, "tunables": tunables, "us": 1e6 * seconds,
+                         "groups": kernel.groups(**sizes)[0]})
+            kernel.program.release()
+    return rows
+
+
+def sweep(ctx, quick: bool) -> dict:
+    """Where a fused step's time goes (the Python calls, the step issued four ways, the grid barrier) and
+    the fused kernels' tunables timed one by one, then epochs of the best against the defaults."""
+    (X_train, y_train), _ = data.load_mnist()
+    n = 1024 if quick else len(X_train)
+    images, labels = X_train[:n], y_train[:n]
+    repeat = 2 if quick else 50
+    out = {"sm": sm_count(ctx), "issue": issue_costs(ctx, 100 if quick else 5000)}
+    print(f"SMs and warps per SM (GL_NV_shader_sm_builtins): {out['sm']}")
+    print("Python issue cost: " + ", ".join(f"{k} {1e6 * v:.2f} µs" for k, v in out["issue"].items()))
+    out["grid_barrier"] = []
+    for groups in ((1, 2) if quick else (1, 32, 66, 132, 264, 528)):
+        result = profile.grid_barrier_seconds(ctx, groups, 20 if quick else 2000)
+        out["grid_barrier"].append(result)
+        print(f"grid barrier, {groups:4d} groups of 256: {1e6 * result['per_barrier']:7.2f} µs a barrier, "
+              f"flags {result['flags']}, most polls {result['max_polls']}, slots ok {result['slots_ok']}")
+    out["anatomy"], out["kernels"], out["epochs"] = {}, [], []
+    for hidden, optimizer in ((HIDDEN, reference.SGD(LR)), (WIDE if not quick else 256, reference.Momentum(0.2, 0.9))):
+        def make(forward=None, backward=None):
+            return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
+                                      optimizer=optimizer, batch_size=BATCH, seed=0, forward_defines=forward,
+                                      backward_defines=backward)
+        trainer = make()
+        anatomy = step_anatomy(ctx, trainer, repeat)
+        out["anatomy"][hidden] = anatomy
+        print(f"\n784-{hidden}-10 step, µs: " + ", ".join(f"{k} {1e6 * v:.1f}" for k, v in anatomy.items()))
+        rows = kernel_sweep(ctx, trainer, repeat)
+        out["kernels"] += rows
+        trainer.release()
+        best = {}
+        for which in ("forward", "backward"):
+            mine = sorted((r for r in rows if r["kernel"] == which), key=lambda r: r["us"])
+            best[which] = mine[0]["tunables"]
+            print(f"{which}: " + "; ".join(f"{r['tunables']} {r['us']:.1f} µs ({r['groups']} groups)" for r in mine[:6]))
+        for label, f, b in (("defaults", None, None), ("best", best["forward"], best["backward"])):
+            trainer = make(f, b)
+            times = time_epochs(lambda e: trainer.run_epoch(e), ctx.finish, 1 if quick else 5)
+            trainer.release()
+            out["epochs"].append(_row(f"fused 784-{hidden}-10 {type(optimizer).__name__} ({label})", times,
+                                      forward=f, backward=b))
+            print(f"epoch with {label}: {out['epochs'][-1]['ms']:.2f} ms  (forward {f}, backward {b})")
+    return out
+
+
+if __name__ == "__main__":   # python -m helpers.bench.fused sweep [--quick] [--out FILE]
+    import sys
+
+    from .. import mode
+
+    if sys.argv[1:2] != ["sweep"]:
+        raise SystemExit("usage: python -m helpers.bench.fused sweep [--quick] [--out FILE]")
+    context = gl.create_context()
+    print(gl.describe(context))
+    result = sweep(context, quick="--quick" in sys.argv or mode.is_quick())
+    if "--out" in sys.argv:
+        Path(sys.argv[sys.argv.index("--out") + 1]).write_text(json.dumps(result, indent=1, default=float) + "\n")

@@ -160,3 +160,31 @@ def mapped_read_effect(make_trainer, buffers=("A1", "dZ1"), reads: int = 5, repe
         result[label] = profile_step(trainer, repeat, clock)["kernel"]
         trainer.release()
     return result
+
+
+def grid_barrier(ctx, n_groups: int, rounds: int, defines: dict | None = None, clock=None) -> dict:
+    """One dispatch of grid_barrier_1_atomic: `rounds` grid-wide barriers across n_groups work groups.
+    Returns seconds (timing.Clock), arrivals, flags (1: a wait gave up, the groups were not all resident;
+    2: a group read a stale slot), the most polls one wait took, and whether every slot ended at `rounds`."""
+    clock = clock or timing.Clock(ctx)
+    kernel = gl.Kernel(ctx, "grid_barrier_1_atomic.comp", defines)
+    sync = gl.upload(ctx, np.zeros(4, np.uint32), "sync")
+    seen = gl.empty(ctx, (n_groups,), np.uint32, name="seen", fill=0)
+    kernel.bind({0: sync, 1: seen})
+    kernel.set(n_groups=n_groups, rounds=rounds)
+    seconds = clock.kernel(lambda: kernel.program.run(n_groups))
+    ctx.memory_barrier()
+    arrivals, flags, polls, _ = (int(v) for v in sync.read())
+    ok = bool(np.all(seen.read() == rounds))
+    sync.release(), seen.release(), kernel.program.release()
+    return {"seconds": seconds, "arrivals": arrivals, "flags": flags, "max_polls": polls, "slots_ok": ok,
+            "groups": n_groups, "rounds": rounds}
+
+
+def grid_barrier_seconds(ctx, n_groups: int, rounds: int = 2000, defines: dict | None = None) -> dict:
+    """What one grid barrier costs with n_groups work groups: (time of `rounds` barriers - time of none) /
+    rounds, both one dispatch (median of three); with the check of the last run (grid_barrier's dict)."""
+    runs = [grid_barrier(ctx, n_groups, r, defines) for r in (0, rounds) for _ in range(3)]
+    base = statistics.median(r["seconds"] for r in runs[:3])
+    full = statistics.median(r["seconds"] for r in runs[3:])
+    return dict(runs[-1], per_barrier=(full - base) / rounds, empty_dispatch=base)
