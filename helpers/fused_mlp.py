@@ -41,9 +41,11 @@ N_OUT = 10
 FORWARD, BACKWARD, PREDICT = "fused_forward_1_xent.comp", "fused_backward_1_update.comp", "fused_predict_1_argmax.comp"
 FORWARD_DROPOUT, BACKWARD_DROPOUT, MAXNORM = ("fused_forward_2_dropout.comp", "fused_backward_2_dropout.comp",
                                               "maxnorm_1_columns.comp")
-# Binding points shared by the fused shaders (see their banners); 10 and 11 are fused_predict_1's.
+FORWARD_SPLIT = "fused_forward_3_split.comp"
+# Binding points shared by the fused shaders (see their banners); 10 and 11 are fused_predict_1's,
+# 12 and 13 fused_forward_3_split's scratch.
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
-            "A1": 6, "dZ1": 7, "dlogits": 8, "losses": 9}
+            "A1": 6, "dZ1": 7, "dlogits": 8, "losses": 9, "parts": 12, "counters": 13}
 OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
 SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
@@ -66,7 +68,8 @@ class FusedMLP(Trainer):
 
     def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
                  seed: int = 0, check_every: int = 50, forward_defines: dict | None = None,
-                 backward_defines: dict | None = None, dropout: tuple | None = None, max_norm: float | None = None):
+                 backward_defines: dict | None = None, dropout: tuple | None = None, max_norm: float | None = None,
+                 split_hidden: bool = False):
         super().__init__(ctx, params, images, labels, optimizer=optimizer, batch_size=batch_size, seed=seed,
                          check_every=check_every)
         self.dropout = None if dropout is None else tuple(float(k) for k in dropout)
@@ -79,24 +82,33 @@ class FusedMLP(Trainer):
         if self.C != N_OUT or self.K % 4:
             raise ValueError(f"the fused shaders train n_in-H-{N_OUT} nets with n_in a multiple of 4; "
                              f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
-        self.forward_defines = self._forward_defines(forward_defines)
+        dropping, self.split_hidden = self.dropout is not None, bool(split_hidden)
+        if dropping and self.split_hidden:
+            raise ValueError("split_hidden has no dropout version: use one or the other")
+        predict_defines = self._forward_defines(None if self.split_hidden else forward_defines)
+        self.forward_defines = (dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(forward_defines or {}))
+                                if self.split_hidden else predict_defines)
         self.backward_defines = dict(backward_defines or {}, OPTIMIZER=OPTIMIZER_DEFINE[self.kind])
-        dropping = self.dropout is not None
-        self.forward = gl.Kernel(ctx, FORWARD_DROPOUT if dropping else FORWARD, self.forward_defines)
+        forward = FORWARD_SPLIT if self.split_hidden else FORWARD_DROPOUT if dropping else FORWARD
+        self.forward = gl.Kernel(ctx, forward, self.forward_defines)
         self.backward = gl.Kernel(ctx, BACKWARD_DROPOUT if dropping else BACKWARD, self.backward_defines)
-        self.predictor = gl.Kernel(ctx, PREDICT, self.forward_defines)  # no dropout at test time
+        self.predictor = gl.Kernel(ctx, PREDICT, predict_defines)  # no dropout at test time
         self.kernels = {"forward": self.forward, "backward": self.backward, "predict": self.predictor}
         self.maxnorm = None
         if self.max_norm is not None:
             self.maxnorm = self.kernels["maxnorm"] = gl.Kernel(ctx, MAXNORM)
             self.maxnorm.set(n_in=self.K, n_hidden=self.H, max_norm=self.max_norm)
             self._maxnorm_groups = self.maxnorm.groups(n_hidden=self.H)
-        self.S = self.forward.define("S")
+        self.S = self.forward.define("SB" if self.split_hidden else "S")
 
         B, H = self.batch_size, self.H
         for name, shape in (("A1", (B, H)), ("dZ1", (B, H)), ("dlogits", (B, N_OUT)), ("losses", (max(self.n, 1),))):
             self.arrays[name] = gl.empty(ctx, shape, name=name)  # NaN until a kernel writes it
         self.arrays["unused"] = gl.GPUArray(ctx, (1,), name="unused optimizer state")  # SGD has none
+        if self.split_hidden:  # the split forward's scratch: partial logits, and counters that start at zero
+            slices, blocks = -(-H // (4 * self.forward.define("HQ"))), -(-B // self.S)
+            self.arrays["parts"] = gl.empty(ctx, (slices, B, N_OUT), name="parts")
+            self.arrays["counters"] = gl.empty(ctx, (blocks,), np.uint32, name="counters", fill=0)
         sizes = dict(n_in=self.K, n_hidden=H, n_samples=self.n, batch_size=B, step=0)
         self.forward.set(**sizes)
         self.backward.set(**sizes)

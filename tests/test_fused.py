@@ -21,12 +21,12 @@ def make_data(seed=7, n=N):
     return images, labels, images.reshape(n, -1) / np.float32(255)
 
 
-def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=None, labels=None):
+def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=None, labels=None, split=False):
     if images is None:
         images, labels, _ = make_data()
     params = reference.init_params(784, hidden, 10, seed=1)
     return fused_mlp.FusedMLP(ctx, params, images, labels, optimizer=optimizer or reference.SGD(0.3),
-                              batch_size=batch_size, seed=seed), params
+                              batch_size=batch_size, seed=seed, split_hidden=split), params
 
 
 def run_forward(trainer, step, epoch=0):
@@ -41,16 +41,22 @@ def run_forward(trainer, step, epoch=0):
     return {name: trainer.read(name) for name in ("A1", "dZ1", "dlogits", "losses")}
 
 
+@pytest.mark.parametrize("split", [False, True], ids=["forward_1", "forward_3_split"])
 @pytest.mark.parametrize("batch_size, step, hidden", [(37, 0, H), (37, 1, H), (1, 5, H), (37, 1, 128), (5, 3, 800)],
                          ids=["B37", "B37-leftover13", "B1", "B37-H128-vec4", "B5-H800-wide"])
-def test_forward_xent_matches_reference(ctx, batch_size, step, hidden):
-    """fused_forward_1: A1, dZ1, dlogits and the per-sample losses of one batch; rows past the batch stay unwritten.
+def test_forward_xent_matches_reference(ctx, batch_size, step, hidden, split):
+    """fused_forward_1 (or fused_forward_3_split): A1, dZ1, dlogits and the per-sample losses of one batch;
+    rows past the batch stay unwritten. The split version runs twice: its counters must be back at zero.
 
     H = 130 reads W1 one float at a time (VEC4 0), H = 128 as vec4 (VEC4 1)."""
     images, labels, X = make_data()
-    trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels, hidden=hidden)
+    trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels, hidden=hidden,
+                                   split=split)
     assert trainer.forward_defines["VEC4"] == int(hidden % 4 == 0)
     out = run_forward(trainer, step)
+    if split:
+        assert not trainer.read("counters").any(), "the last work group of a sample block left its counter set"
+        out = run_forward(trainer, step)
 
     idx = reference.epoch_order(N, 0, 3)[step * batch_size:(step + 1) * batch_size]
     count, start = len(idx), step * batch_size
@@ -89,15 +95,16 @@ def test_backward_gradients_match_reference(ctx, batch_size):
 
 @pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9),
                                             lambda: reference.Adam(1e-3, eps=1e-6)], ids=["SGD", "Momentum", "Adam"])
-@pytest.mark.parametrize("batch_size, hidden", [(37, H), (1, H), (37, 128)], ids=["B37", "B1", "B37-H128"])
-def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden):
+@pytest.mark.parametrize("batch_size, hidden, split", [(37, H, False), (1, H, False), (37, 128, False), (37, H, True)],
+                         ids=["B37", "B1", "B37-H128", "B37-split"])
+def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden, split):
     """Whole steps (both dispatches) over the epoch's shuffled batches equal reference steps.
 
     Adam with eps 1e-6: its step is g / (sqrt(v) + eps), about lr * sign(g), so with eps 1e-8 a gradient
     near 1e-8 (float32 rounding of a sum that nearly cancels) moves its weight by up to lr either way."""
     images, labels, X = make_data()
     trainer, params = make_trainer(ctx, make_optimizer(), batch_size=batch_size, images=images, labels=labels,
-                                   hidden=hidden)
+                                   hidden=hidden, split=split)
     ref, optimizer = {k: v.copy() for k, v in params.items()}, make_optimizer()
     steps = 4 if batch_size == 1 else trainer.steps_per_epoch  # B=37: a full batch, then the leftover 13
     for epoch in range(2):

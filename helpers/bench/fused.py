@@ -2,15 +2,21 @@
 
     python -m helpers.bench fused                    # QUICK=1: a few thousand images, for llvmpipe
 
-Introduced in notebook 05. Rows, each the median of REPEAT epochs after one warm-up epoch, wall clock
-from the first command to the end of the epoch (ctx.finish() / torch.cuda.synchronize()):
+Introduced in notebook 05. Rows, each the median of REPEAT epochs after 0.6 s of warm-up steps and one
+warm-up epoch, wall clock from the first command to the end of the epoch (ctx.finish() /
+torch.cuda.synchronize(), JAX's block_until_ready):
 
   * fused 784-128-10 at batch 128 with SGD (the series' recipe), momentum and Adam;
   * the floor: the same number of empty dispatches and barriers, with the same work-group counts;
   * the unfused trainer of notebook 04 (helpers/gpu_mlp.py), where it exists;
   * the wide net 784-800-10 (momentum), the net of notebook 05's accuracy run;
+  * both nets with the forward pass split over hidden units (fused_forward_3_split, notebook 07);
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
-    epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order.
+    epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order;
+  * JAX, where it is installed: jit of lax.scan over the epoch, in a process of its own (jax_epoch.py),
+    fp32 ("highest") and JAX's default precision (TF32 on NVIDIA), for both nets.
+
+    python -m helpers.bench.fused sweep              # where a step's time goes; the kernels' tunables
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from .. import data, fused_mlp, gl, reference, timing
 from . import profile
 from ..gpu_mlp import GPUTrainer
 from .profile import empty_epochs, epoch_phases, profile_step, time_epochs
+from .jax_epoch import jax_rows
 from .train import torch_epochs
 
 BATCH, LR, HIDDEN, WIDE = 128, 0.3, 128, 800
@@ -151,14 +158,16 @@ def run(ctx, quick: bool) -> list[dict]:
     steps = -(-n // BATCH)
     rows = []
 
-    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None):
+    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False):
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
-                                     optimizer=optimizer, batch_size=BATCH, seed=0)
+                                     optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split)
         losses = []
+        trainer.start_epoch(0)
+        profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
         times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
                             ctx.finish, epochs)
         kind = type(optimizer).__name__
-        row = _row(name or f"fused 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
+        row = _row(name or f"fused{' split' if split else ''} 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
                    barriers_per_step=trainer.dispatches_per_step, steps=steps, samples_per_group=trainer.S,
                    loss=losses[-1])
         return trainer, row
@@ -178,9 +187,14 @@ def run(ctx, quick: bool) -> list[dict]:
         t, row = fused(optimizer)
         rows.append(row)
         t.release()
-    t, row = fused(reference.Momentum(0.2, 0.9), hidden=WIDE if not quick else 256, epochs=repeat)  # notebook 05's recipe
+    wide = WIDE if not quick else 256
+    t, row = fused(reference.Momentum(0.2, 0.9), hidden=wide, epochs=repeat)  # notebook 05's recipe
     rows.append(row)
     t.release()
+    for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):  # notebook 07
+        t, row = fused(optimizer, hidden=hidden, split=True)
+        rows.append(row)
+        t.release()
 
     # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
     unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
@@ -199,8 +213,13 @@ def run(ctx, quick: bool) -> list[dict]:
         if "ms" in row:
             row["fused_speedup"] = row["ms"] / main["ms"]
     rows += rows_torch
+    jax_notes = []
+    for hidden, optimizer, lr in ((HIDDEN, "sgd", LR), (wide, "momentum", 0.2)):  # a process of its own
+        rows_jax, note = jax_rows(hidden, optimizer, lr, repeat, quick)
+        rows += rows_jax
+        jax_notes.append(note)
 
-    print(f"one epoch: {n} images, batch {BATCH}, {steps} steps; {torch_note}")
+    print(f"one epoch: {n} images, batch {BATCH}, {steps} steps; {torch_note}; {jax_notes[0]}")
     print(f"{'':52s} {'ms/epoch':>9s} {'min':>8s} {'disp/step':>9s} {'bar/step':>8s}  vs fused")
     for row in rows:
         if "error" in row:
@@ -216,7 +235,32 @@ def run(ctx, quick: bool) -> list[dict]:
           f"{1e3 * main['bound_ms'] / (steps * main['dispatches_per_step']):.1f} µs a dispatch; the fused epoch "
           f"{main['ms']:.2f} ms is {main['ms'] / main['bound_ms']:.2f}× that on {gl.describe(ctx)}; "
           f"target 30 ms per epoch: {'met' if main['ms'] <= 30 else 'not met'}")
+    for line in against_jax(rows, wide):
+        print(line)
     return rows
+
+
+def against_jax(rows: list[dict], wide: int) -> list[str]:
+    """The fastest GLSL epoch of each net against JAX's rows of the same run, as issue #12's goals put it
+    (784-128-10: <= 6 ms and 2x JAX fp32; 784-800-10: <= 12 ms and 1.7x; both faster than JAX's default)."""
+    lines = []
+    for hidden, limit, factor in ((HIDDEN, 6.0, 2.0), (wide, 12.0, 1.7)):
+        ours = [r for r in rows if r["name"].startswith("fused") and f"784-{hidden}-10" in r["name"] and "ms" in r]
+        jax = {r["precision"]: r for r in rows if r["name"].startswith("JAX") and f"784-{hidden}-10" in r["name"]}
+        if not ours:
+            continue
+        best = min(ours, key=lambda r: r["ms"])
+        line = f"784-{hidden}-10: fastest GLSL {best['name']} {best['ms']:.2f} ms (goal <= {limit:g} ms: " \
+               f"{'met' if best['ms'] <= limit else 'not met'})"
+        if "highest" in jax:
+            ratio = jax["highest"]["ms"] / best["ms"]
+            line += f"; JAX fp32 {jax['highest']['ms']:.2f} ms, {ratio:.2f}x ours (goal {factor:g}x: " \
+                    f"{'met' if ratio >= factor else 'not met'})"
+        if "default" in jax:
+            line += f"; JAX default (TF32) {jax['default']['ms']:.2f} ms: ours " \
+                    f"{'faster' if best['ms'] < jax['default']['ms'] else 'slower'}"
+        lines.append(line if jax else line + "; no JAX rows in this run")
+    return lines
 
 
 def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) -> tuple[list[dict], str]:
@@ -241,9 +285,11 @@ def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) ->
 # python -m helpers.bench.fused sweep: where a fused step's time goes, and the tunables that cut it
 # ---------------------------------------------------------------------------------------------
 
-FORWARD_SWEEP = [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (4, 8, 16, 32)]           # JT 32
+FORWARD_SWEEP = [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (8, 16, 32)]           # JT 32
+SPLIT_SWEEP = [dict(SB=sb, HQ=hq, KS=ks) for sb in (4, 8, 16) for hq in (4, 8, 16) for ks in (8, 16, 32)
+               if hq * ks <= 1024 and 4 * sb * (196 + ks * 4 * hq + 4 * hq + 10) <= 48 * 1024]
 BACKWARD_SWEEP = [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128)
-                  for tj, tkt, kpt in ((32, 8, 2), (32, 4, 4), (32, 8, 4), (32, 16, 1), (64, 4, 2), (64, 8, 1), (16, 16, 1))]
+                  for tj, tkt, kpt in ((32, 8, 2), (32, 8, 4), (32, 16, 1), (64, 4, 2), (16, 16, 1))]
 SM_SHADER = """#version 430
 #extension GL_NV_shader_sm_builtins : require
 layout(local_size_x = 1) in;
@@ -310,34 +356,38 @@ def step_anatomy(ctx, trainer, repeat: int) -> dict:
             "step(s), s = 0, 1, 2, ...": lambda: [clock.wall(lambda: [trainer.step(s % steps) for s in range(repeat)]) / repeat],
             "step(0) every time": lambda: [clock.wall(lambda: [trainer.step(0) for _ in range(repeat)]) / repeat],
             "two dispatches, no uniform": lambda: [clock.wall(bare) / repeat]}
+    if getattr(trainer, "split_hidden", False):  # the forward's counters must be back at zero after all that
+        assert not trainer.read("counters").any(), "fused_forward_3_split left a counter set"
     return {name: statistics.median(sum((way() for _ in range(3)), [])) for name, way in ways.items()}
 
 
-def kernel_sweep(ctx, trainer, repeat: int) -> list[dict]:
-    """Each tunable set of FORWARD_SWEEP / BACKWARD_SWEEP timed as one dispatch + barrier (profile.dispatch_seconds)
-    on the trainer's bound buffers at step 0; shapes that do not compile or do not fit are skipped."""
+def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
+    """Each tunable set of grids["forward"] / grids["backward"] timed as one dispatch + barrier
+    (profile.dispatch_seconds) with the trainer's shaders and bound buffers at step 0; shapes that do not
+    compile (a #error of the shader) or need more than 48 KiB of shared memory are skipped."""
     clock = timing.Clock(ctx)
     trainer.start_epoch(0)
     trainer.step(0)
     profile.warm_up(ctx, lambda: trainer.step(0))
     sizes = dict(n_in=trainer.K, n_hidden=trainer.H, n_samples=trainer.n, batch_size=trainer.batch_size, step=0)
     rows = []
-    for which, name, base, grid in (("forward", fused_mlp.FORWARD, trainer.forward_defines, FORWARD_SWEEP),
-                                    ("backward", fused_mlp.BACKWARD, trainer.backward_defines, BACKWARD_SWEEP)):
-        for tunables in grid:
+    for which, kernel, base in (("forward", trainer.forward, trainer.forward_defines),
+                                ("backward", trainer.backward, trainer.backward_defines)):
+        for tunables in grids[which]:
             defines = dict(base, **tunables)
-            if which == "forward" and fused_mlp.shared_bytes(defines["S"], trainer.K, trainer.H, 32,
-                                                            defines["KS"]) > 48 * 1024:
+            if "S" in tunables and fused_mlp.shared_bytes(defines["S"], trainer.K, trainer.H, 32,
+                                                           defines["KS"]) > 48 * 1024:
                 continue
             try:
-                kernel = gl.Kernel(ctx, name, defines)
+                candidate = gl.Kernel(ctx, kernel.name, defines)
             except gl.ShaderError:
-                continue  # a #error of the shader: the combination is not allowed
-            kernel.set(**sizes, **(trainer.hyperparameters() if which == "backward" else {}))
-            seconds = profile.dispatch_seconds(ctx, kernel.program, kernel.groups(**sizes), repeat, clock)
-            rows.append({"kernel": which, "hidden": trainer.H, "tunables": tunables, "us": 1e6 * seconds,
-                         "groups": kernel.groups(**sizes)[0]})
-            kernel.program.release()
+                continue
+            candidate.set(**sizes, **(trainer.hyperparameters() if which == "backward" else {}))
+            groups = candidate.groups(**sizes)
+            seconds = profile.dispatch_seconds(ctx, candidate.program, groups, repeat, clock)
+            rows.append({"kernel": which, "shader": kernel.name, "hidden": trainer.H, "tunables": tunables,
+                         "us": 1e6 * seconds, "groups": groups[0] * groups[1]})
+            candidate.program.release()
     return rows
 
 
@@ -359,28 +409,36 @@ def sweep(ctx, quick: bool) -> dict:
               f"flags {result['flags']}, most polls {result['max_polls']}, slots ok {result['slots_ok']}")
     out["anatomy"], out["kernels"], out["epochs"] = {}, [], []
     for hidden, optimizer in ((HIDDEN, reference.SGD(LR)), (WIDE if not quick else 256, reference.Momentum(0.2, 0.9))):
-        def make(forward=None, backward=None):
+        def make(forward=None, backward=None, split=False):
             return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                       optimizer=optimizer, batch_size=BATCH, seed=0, forward_defines=forward,
-                                      backward_defines=backward)
-        trainer = make()
-        anatomy = step_anatomy(ctx, trainer, repeat)
-        out["anatomy"][hidden] = anatomy
-        print(f"\n784-{hidden}-10 step, µs: " + ", ".join(f"{k} {1e6 * v:.1f}" for k, v in anatomy.items()))
-        rows = kernel_sweep(ctx, trainer, repeat)
-        out["kernels"] += rows
-        trainer.release()
+                                      backward_defines=backward, split_hidden=split)
         best = {}
-        for which in ("forward", "backward"):
-            mine = sorted((r for r in rows if r["kernel"] == which), key=lambda r: r["us"])
-            best[which] = mine[0]["tunables"]
-            print(f"{which}: " + "; ".join(f"{r['tunables']} {r['us']:.1f} µs ({r['groups']} groups)" for r in mine[:6]))
-        for label, f, b in (("defaults", None, None), ("best", best["forward"], best["backward"])):
-            trainer = make(f, b)
+        for split, grids in ((False, {"forward": FORWARD_SWEEP, "backward": BACKWARD_SWEEP}),
+                             (True, {"forward": SPLIT_SWEEP, "backward": []})):
+            trainer = make(dict(SB=4, HQ=4) if split else None, split=split)  # the split's largest scratch
+            label = f"784-{hidden}-10{' split' if split else ''}"
+            out["anatomy"][label] = step_anatomy(ctx, trainer, repeat)
+            print(f"\n{label} step, µs: " + ", ".join(f"{k} {1e6 * v:.1f}" for k, v in out["anatomy"][label].items()))
+            rows = kernel_sweep(ctx, trainer, repeat, grids)
+            out["kernels"] += rows
+            trainer.release()
+            for which in ("forward", "backward"):
+                mine = sorted((r for r in rows if r["kernel"] == which), key=lambda r: r["us"])
+                if mine:
+                    best[which, split] = mine[0]["tunables"]
+                    print(f"{mine[0]['shader']}: " + "; ".join(f"{r['tunables']} {r['us']:.1f} µs ({r['groups']} groups)"
+                                                              for r in mine[:6]))
+        for label, f, b, split in (("defaults", None, None, False),
+                                   ("best", best["forward", False], best["backward", False], False),
+                                   ("split, best", best["forward", True], best["backward", False], True)):
+            trainer = make(f, b, split)
+            trainer.start_epoch(0)
+            profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
             times = time_epochs(lambda e: trainer.run_epoch(e), ctx.finish, 1 if quick else 5)
             trainer.release()
             out["epochs"].append(_row(f"fused 784-{hidden}-10 {type(optimizer).__name__} ({label})", times,
-                                      forward=f, backward=b))
+                                      forward=f, backward=b, split_hidden=split))
             print(f"epoch with {label}: {out['epochs'][-1]['ms']:.2f} ms  (forward {f}, backward {b})")
     return out
 

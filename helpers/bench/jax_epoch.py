@@ -13,10 +13,11 @@ default leaves JAX's default, which lets TF32 in on NVIDIA GPUs. --quick: the fi
 
 It prints one line of JSON, {"rows": [...], "reason": "..."}, rows shaped as fused.py's _row.
 
-Why a process of its own: the benchmark holds an OpenGL (EGL) context, and JAX's CUDA runtime in that same
-process is the suspect for the segfault seen on the H100 when one benchmark run held both. So this file
-imports no moderngl and no helpers.gl, and jax_rows, which the GL process calls, runs this file as a
-subprocess and never imports JAX itself.
+Why a process of its own: the benchmark holds an OpenGL (EGL) context on the same GPU, and JAX takes most
+of the GPU's memory when it starts (it preallocates 75 % by default) and keeps its own runtime threads. A
+subprocess gives JAX the GPU to itself while it is measured, and hands everything back when it exits. So
+this file imports no moderngl and no helpers.gl, and jax_rows, which the GL process calls, runs this file as
+a subprocess and never imports JAX itself.
 """
 
 from __future__ import annotations
