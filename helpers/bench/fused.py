@@ -173,10 +173,10 @@ def run(ctx, quick: bool) -> list[dict]:
         return trainer, row
 
     trainer, main = fused(reference.SGD(LR))
-    profile = profile_step(trainer, repeat=2 if quick else 50)
-    main["profile"] = {k: v for k, v in profile.items() if k != "kernel"}
-    main["kernel_us"] = {k: 1e6 * v for k, v in profile["kernel"].items()}
-    main["phases"] = epoch_phases(trainer, profile, main["ms"] / 1e3)
+    step_profile = profile_step(trainer, repeat=2 if quick else 50)
+    main["profile"] = {k: v for k, v in step_profile.items() if k != "kernel"}
+    main["kernel_us"] = {k: 1e6 * v for k, v in step_profile["kernel"].items()}
+    main["phases"] = epoch_phases(trainer, step_profile, main["ms"] / 1e3)
     floor = empty_epochs(ctx, steps, [groups for _, groups in trainer.dispatches(0)])
     main["bound_ms"] = 1e3 * statistics.median(floor)  # the dispatch bound, measured in this run
     rows.append(main)
@@ -229,7 +229,7 @@ def run(ctx, quick: bool) -> list[dict]:
         print(f"{row['name']:52s} {row['ms']:9.2f} {row['min_ms']:8.2f} {str(row.get('dispatches_per_step', '')):>9s} "
               f"{str(row.get('barriers_per_step', '')):>8s} {ratio}")
     print(f"fused SGD: kernels per step {', '.join(f'{k} {v:.1f} µs' for k, v in main['kernel_us'].items())} "
-          f"({profile['clock']}); step {1e6 * profile['step']:.1f} µs, Python issue {1e6 * profile['issue']:.1f} µs")
+          f"({step_profile['clock']}); step {1e6 * step_profile['step']:.1f} µs, Python issue {1e6 * step_profile['issue']:.1f} µs")
     print(f"dispatch bound (the floor measured above: {steps} steps × {main['dispatches_per_step']} empty "
           f"dispatches + barriers, wall clock) {main['bound_ms']:.2f} ms per epoch, "
           f"{1e3 * main['bound_ms'] / (steps * main['dispatches_per_step']):.1f} µs a dispatch; the fused epoch "
@@ -453,5 +453,7 @@ if __name__ == "__main__":   # python -m helpers.bench.fused sweep [--quick] [--
     context = gl.create_context()
     print(gl.describe(context))
     result = sweep(context, quick="--quick" in sys.argv or mode.is_quick())
+    result = {"device": {"describe": gl.describe(context), "date": time.strftime("%Y-%m-%d"),
+                         "command": "python -m helpers.bench.fused " + " ".join(sys.argv[1:])}, **result}
     if "--out" in sys.argv:
         Path(sys.argv[sys.argv.index("--out") + 1]).write_text(json.dumps(result, indent=1, default=float) + "\n")
