@@ -47,6 +47,11 @@ FORWARD_SPLIT = "fused_forward_3_split.comp"
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
             "A1": 6, "dZ1": 7, "dlogits": 8, "losses": 9, "parts": 12, "counters": 13}
 OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
+# Tunables the H100 sweep chose by hidden size (python -m helpers.bench.fused sweep, kept in
+# notebooks/results/fused-sweep-h100.json) over the shaders' own #defines; overrides win, and the dropout
+# shaders keep their own defaults (notebook 06's runs).
+TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1)},      # H <= 256
+         "wide": {"forward": dict(KS=32), "backward": dict(BC=32, TJ=32, TKT=8, KPT=4)}}  # H > 256
 SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 
@@ -88,7 +93,8 @@ class FusedMLP(Trainer):
         predict_defines = self._forward_defines(None if self.split_hidden else forward_defines)
         self.forward_defines = (dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(forward_defines or {}))
                                 if self.split_hidden else predict_defines)
-        self.backward_defines = dict(backward_defines or {}, OPTIMIZER=OPTIMIZER_DEFINE[self.kind])
+        tuned = TUNED["small" if self.H <= 256 else "wide"]["backward"] if not dropping else {}
+        self.backward_defines = dict(tuned, **(backward_defines or {}), OPTIMIZER=OPTIMIZER_DEFINE[self.kind])
         forward = FORWARD_SPLIT if self.split_hidden else FORWARD_DROPOUT if dropping else FORWARD
         self.forward = gl.Kernel(ctx, forward, self.forward_defines)
         self.backward = gl.Kernel(ctx, BACKWARD_DROPOUT if dropping else BACKWARD, self.backward_defines)
@@ -125,6 +131,8 @@ class FusedMLP(Trainer):
 
     def _forward_defines(self, overrides: dict | None) -> dict:
         defines = dict(MAX_IN=self.K, MAX_H=self.H, VEC4=int(self.H % 4 == 0))
+        if self.dropout is None:
+            defines.update(TUNED["small" if self.H <= 256 else "wide"]["forward"])
         defines.update(overrides or {})
         if "S" not in defines:  # 2 samples per work group for small layers, 1 for wide ones (H100 sweep),
             source = gl.shader_source(FORWARD)  # if the portable shared memory allows

@@ -21,12 +21,13 @@ def make_data(seed=7, n=N):
     return images, labels, images.reshape(n, -1) / np.float32(255)
 
 
-def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=None, labels=None, split=False):
+def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=None, labels=None, split=False,
+                 backward=None):
     if images is None:
         images, labels, _ = make_data()
     params = reference.init_params(784, hidden, 10, seed=1)
     return fused_mlp.FusedMLP(ctx, params, images, labels, optimizer=optimizer or reference.SGD(0.3),
-                              batch_size=batch_size, seed=seed, split_hidden=split), params
+                              batch_size=batch_size, seed=seed, split_hidden=split, backward_defines=backward), params
 
 
 def run_forward(trainer, step, epoch=0):
@@ -68,12 +69,14 @@ def test_forward_xent_matches_reference(ctx, batch_size, step, hidden, split):
     assert np.isnan(out["losses"][:start]).all() and np.isnan(out["losses"][start + count:]).all()
 
 
+@pytest.mark.parametrize("tunables", [None, dict(BC=32, TJ=32, TKT=8, KPT=2)], ids=["tuned", "BC32"])
 @pytest.mark.parametrize("batch_size", [37, 1, 128])
-def test_backward_gradients_match_reference(ctx, batch_size):
-    """fused_backward_1 with params 0 and SGD lr = -1 leaves exactly the gradients in the params buffer."""
-    n = 150  # batch 128 = four BC chunks of 32
+def test_backward_gradients_match_reference(ctx, batch_size, tunables):
+    """fused_backward_1 with params 0 and SGD lr = -1 leaves exactly the gradients in the params buffer,
+    with FusedMLP's tuned tunables and with the shader's own (batch 128 = four BC chunks of 32)."""
+    n = 150
     images, labels, X = make_data(n=n)
-    trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels)
+    trainer, params = make_trainer(ctx, batch_size=batch_size, images=images, labels=labels, backward=tunables)
     trainer.start_epoch(0)
     idx = reference.epoch_order(n, 0, 3)[:batch_size]
     logits, cache = reference.forward(params, X[idx])
