@@ -298,6 +298,14 @@ void main() { out_[0] = gl_SMCountNV; out_[1] = gl_WarpsPerSMNV; }
 """
 
 
+STEP_SHADER = """#version 430
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer Out { uint out_[]; };
+uniform uint step;
+void main() { out_[0] = step; }
+"""
+
+
 def sm_count(ctx) -> tuple[int, int] | None:
     """(SMs, warps per SM) from NVIDIA's GL_NV_shader_sm_builtins; None where the extension is missing."""
     try:
@@ -309,13 +317,14 @@ def sm_count(ctx) -> tuple[int, int] | None:
     program.run(1)
     ctx.memory_barrier()
     values = tuple(int(v) for v in out.read())
-    out.release(), program.release()
+    out.release()
+    program.release()
     return values
 
 
 def issue_costs(ctx, calls: int = 2000) -> dict:
     """Python's time to issue one of each call a fused step makes (no waiting: the GPU runs behind)."""
-    program = ctx.compute_shader(profile.EMPTY_SHADER.replace("void main() {}", "uniform uint step;\nlayout(std430, binding = 0) buffer O { uint o[]; };\nvoid main() { o[0] = step; }"))
+    program = ctx.compute_shader(STEP_SHADER)
     out = gl.empty(ctx, (1,), np.uint32, name="out")
     out.bind_to(0)
     uniform = program["step"]
@@ -329,7 +338,8 @@ def issue_costs(ctx, calls: int = 2000) -> dict:
             call(i)
         costs[name] = (time.perf_counter() - start) / calls
         ctx.finish()
-    out.release(), program.release()
+    out.release()
+    program.release()
     return costs
 
 
@@ -345,20 +355,22 @@ def step_anatomy(ctx, trainer, repeat: int) -> dict:
     (f, fg), (b, bg) = trainer.dispatches(0)
 
     def bare():
-        for _ in range(repeat):
-            f.program.run(*fg)
-            ctx.memory_barrier(profile.BARRIER)
-            b.program.run(*bg)
-            ctx.memory_barrier(profile.BARRIER)
+        f.program.run(*fg)
+        ctx.memory_barrier(profile.BARRIER)
+        b.program.run(*bg)
+        ctx.memory_barrier(profile.BARRIER)
 
-    ways = {"forward alone": lambda: [profile.dispatch_seconds(ctx, f.program, fg, repeat, clock)],
-            "backward alone": lambda: [profile.dispatch_seconds(ctx, b.program, bg, repeat, clock)],
-            "step(s), s = 0, 1, 2, ...": lambda: [clock.wall(lambda: [trainer.step(s % steps) for s in range(repeat)]) / repeat],
-            "step(0) every time": lambda: [clock.wall(lambda: [trainer.step(0) for _ in range(repeat)]) / repeat],
-            "two dispatches, no uniform": lambda: [clock.wall(bare) / repeat]}
-    if getattr(trainer, "split_hidden", False):  # the forward's counters must be back at zero after all that
+    def stream(issue):  # seconds a step, the median of three streams of `repeat` steps
+        return statistics.median(clock.wall(lambda: [issue(s) for s in range(repeat)]) for _ in range(3)) / repeat
+
+    result = {"forward alone": profile.dispatch_seconds(ctx, f.program, fg, repeat, clock),
+              "backward alone": profile.dispatch_seconds(ctx, b.program, bg, repeat, clock),
+              "step(s), s = 0, 1, 2, ...": stream(lambda s: trainer.step(s % steps)),
+              "step(0) every time": stream(lambda s: trainer.step(0)),
+              "two dispatches, no uniform": stream(lambda s: bare())}
+    if trainer.split_hidden:  # the forward's counters must be back at zero after all that
         assert not trainer.read("counters").any(), "fused_forward_3_split left a counter set"
-    return {name: statistics.median(sum((way() for _ in range(3)), [])) for name, way in ways.items()}
+    return result
 
 
 def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:

@@ -176,7 +176,8 @@ def grid_barrier(ctx, n_groups: int, rounds: int, defines: dict | None = None, c
     ctx.memory_barrier()
     arrivals, flags, polls, _ = (int(v) for v in sync.read())
     ok = bool(np.all(seen.read() == rounds))
-    sync.release(), seen.release(), kernel.program.release()
+    for resource in (sync, seen, kernel.program):
+        resource.release()
     return {"seconds": seconds, "arrivals": arrivals, "flags": flags, "max_polls": polls, "slots_ok": ok,
             "groups": n_groups, "rounds": rounds}
 
