@@ -171,7 +171,7 @@ class LivePlot:
         return self.fig
 
 
-SCREEN_LINES = 45   # a listing longer than this (about a screen) shows its banner and core lines, and a link
+SCREEN_LINES = 45   # a listing longer than this (about a screen) shows its title, Dispatch and core lines, and a link
 
 
 def _line_number(lines: list[str], spec, start: int, name: str) -> int:
@@ -189,11 +189,45 @@ def _line_number(lines: list[str], spec, start: int, name: str) -> int:
     raise ValueError(f"{name}: no line containing {spec!r} at or after line {start}")
 
 
+def _banner_field(line: str) -> str | None:
+    """The banner field a line starts ("// Dispatch  local ..." -> "Dispatch"), or None."""
+    from .banner import FIELDS
+
+    match = re.match(r"// (\w+)\s", line)
+    return match.group(1) if match and match.group(1) in FIELDS else None
+
+
+def _banner_ranges(source: list[str]) -> list[tuple[int, int]]:
+    """The (first, last) line ranges of a long listing's banner: #version and the title paragraph, and
+    the Dispatch field with its continuation lines."""
+    end = 1                                   # the comment block under #version: lines 2..end
+    while end < len(source) and source[end].startswith("//"):
+        end += 1
+    title = 1
+    while title < end and source[title].strip() != "//" and not _banner_field(source[title]):
+        title += 1
+    ranges = [(1, title)]
+    for number in range(2, end + 1):
+        if _banner_field(source[number - 1]) == "Dispatch":
+            last = number
+            while last < end and source[last].startswith("//   ") and source[last][2:].strip():
+                last += 1
+            ranges.append((number, last))
+    return ranges
+
+
+def _elided(source: list[str], first: int, last: int) -> str:
+    """The comment standing for lines first..last (1-based) of a listing; it names the banner fields left out."""
+    names = [name for name in map(_banner_field, source[first - 1:last]) if name]
+    return f"// ... lines {first}-{last} not shown" + (f" (banner: {', '.join(names)})" if names else "") + " ..."
+
+
 def shader_excerpt(name: str, lines=None, screen: int = SCREEN_LINES) -> tuple[str, list[tuple[int, int]]]:
     """The text show_shader displays, and the (first, last) line ranges it keeps (1-based, inclusive).
 
-    Short files (at most `screen` lines) are kept whole. Otherwise: the banner (line 1 and the comment
-    and #define lines under it), then each range of `lines` [(first, last), ...], where first and last
+    Short files (at most `screen` lines) are kept whole. Otherwise: the banner's title (what the shader
+    computes) and its Dispatch field (how the work is split), then each range of `lines`
+    [(first, last), ...], where first and last
     are line numbers (-1: the last line) or strings (the first line containing the string, or being
     exactly the text after a leading "^", searched from the end of the previous range for `first`,
     from `first` for `last`),
@@ -207,12 +241,7 @@ def shader_excerpt(name: str, lines=None, screen: int = SCREEN_LINES) -> tuple[s
     source = text.splitlines()
     if len(source) <= screen:
         return text, [(1, len(source))]
-    banner = 1
-    while banner < len(source) and re.match(r"\s*(//|#define|$)", source[banner]):
-        banner += 1
-    while banner > 1 and not source[banner - 1].strip():
-        banner -= 1
-    keep = [(1, banner)]
+    keep = _banner_ranges(source)
     if lines is None:
         marks = [i + 1 for i, line in enumerate(source) if re.match(r"\s*//\s*(end )?core\b", line)]
         if len(marks) % 2:
@@ -227,22 +256,22 @@ def shader_excerpt(name: str, lines=None, screen: int = SCREEN_LINES) -> tuple[s
     shown, previous = [], 0
     for a, b in sorted(keep):
         if a > previous + 1 and not all(not line.strip() for line in source[previous:a - 1]):
-            shown.append(f"// ... lines {previous + 1}-{a - 1} not shown ...")
+            shown.append(_elided(source, previous + 1, a - 1))
         elif a > previous + 1:
             shown.extend(source[previous:a - 1])   # only blank lines between: keep them
         shown.extend(source[max(a, previous + 1) - 1:b])
         previous = max(previous, b)
     if previous < len(source):
-        shown.append(f"// ... lines {previous + 1}-{len(source)} not shown ...")
+        shown.append(_elided(source, previous + 1, len(source)))
     return "\n".join(shown) + "\n", sorted(keep)
 
 
 def show_shader(name: str, lines=None) -> None:
     """Display glsl/<name> highlighted as GLSL, with a link to the file under it.
 
-    The whole file when it fits on a screen; otherwise its banner and the core lines (see
-    shader_excerpt for `lines` and the `// core` markers), so the reader sees the idea and opens the file
-    for the rest. Outside Jupyter the listing is printed.
+    The whole file when it fits on a screen; otherwise its banner's title and Dispatch field and the
+    core lines (see shader_excerpt for `lines` and the `// core` markers), so the reader sees the idea
+    and opens the file for the rest. Outside Jupyter the listing is printed.
     """
     from IPython.display import Code, Markdown, display
 
