@@ -17,12 +17,16 @@ BatchedForward.upload does), the same in 4 MB pieces, after orphaning the buffer
 storage, no wait for the old contents), and through a staging buffer (write it, then a GPU-side copy,
 ctx.copy_buffer) made static or dynamic (a usage hint the driver may use to put it in host memory), or
 kept mapped by the CPU for its whole life (glBufferStorage, persistent mapping: MappedStaging below), where
-the last row copies images that already sit there, as the torch ceiling copies from pinned memory.
+the last row copies images that already sit there, as the torch ceiling copies from pinned memory. One more
+row fills that mapped buffer with several CPU threads in pieces, the GPU copying each piece while the threads
+fill the next (MappedStaging.write_pipelined).
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from time import perf_counter
 
 import numpy as np
@@ -36,6 +40,8 @@ KERNEL_TARGET_S, UPLOAD_TARGET_GBS, CEILING_SHARE_TARGET = 0.3e-3, 5.0, 0.60
 CEILING = "host-to-device ceiling: torch copy from pinned memory"
 PAGEABLE = "host-to-device: torch copy from the NumPy array"
 CHUNK_BYTES = 4 << 20
+COPY_THREADS = min(8, os.cpu_count() or 1)      # CPU threads that fill the mapped buffer (write_pipelined)
+PIECE_BYTES = 2 << 20                           # its pieces: more pieces than threads, so copies overlap
 
 
 def torch_copy_seconds(X: np.ndarray, repeat: int, pinned: bool = True):
@@ -87,6 +93,10 @@ def upload_mapped(ctx, buffer, X, stage):
     stage.copy_to(buffer, X.nbytes)                                                        # GPU copy
 
 
+def upload_mapped_pipelined(ctx, buffer, X, stage):
+    stage.write_pipelined(X, buffer, PIECE_BYTES)   # threads fill pieces; the GPU copies each one as it is ready
+
+
 def copy_mapped(ctx, buffer, X, stage):
     stage.copy_to(buffer, X.nbytes)     # the images already sit in the mapped buffer (put there by the row above)
 
@@ -98,11 +108,13 @@ UPLOADS = {   # row name: (function, staging buffer: None, "static", "dynamic" o
     "upload float32 via a staging buffer + GPU copy": (upload_staged, "static"),
     "upload float32 via a dynamic staging buffer + GPU copy": (upload_staged, "dynamic"),
     "upload float32 via a persistently mapped buffer + GPU copy": (upload_mapped, "mapped"),
+    f"upload float32 via a persistently mapped buffer, {COPY_THREADS} threads, pipelined + GPU copy":
+        (upload_mapped_pipelined, "mapped"),
     "GPU copy from a mapped buffer already holding the images": (copy_mapped, "mapped"),
 }
 
 
-# --- a persistently mapped staging buffer: ModernGL does not make one, so four GL calls through ctypes ---
+# --- a persistently mapped staging buffer: ModernGL does not make one, so a few GL calls through ctypes ---
 
 _COPY_READ, _COPY_WRITE = 0x8F36, 0x8F37
 _MAP_WRITE, _MAP_PERSISTENT, _MAP_COHERENT, _CLIENT_STORAGE = 0x2, 0x40, 0x80, 0x200
@@ -125,14 +137,16 @@ class MappedStaging:
     """A staging buffer the CPU keeps mapped for its whole life (glBufferStorage with MAP_PERSISTENT |
     MAP_COHERENT): `array` is a NumPy view of it, and copy_to(buffer) has the GPU copy it into a kernel
     buffer, which stays unmapped. Like torch's pinned host memory: data written once into `array` can be
-    sent again with no CPU copy."""
+    sent again with no CPU copy. `pool` holds the CPU threads write_pipelined uses, made once with the buffer
+    so that no timed upload pays for starting threads."""
 
-    def __init__(self, ctx, nbytes: int):
+    def __init__(self, ctx, nbytes: int, threads: int = COPY_THREADS):
         u, sz = ctypes.c_uint, ctypes.c_ssize_t
         self.ctx, self.nbytes = ctx, int(nbytes)
         self._bind = _gl(ctx, "glBindBuffer", None, u, u)
         self._copy = _gl(ctx, "glCopyBufferSubData", None, u, u, sz, sz, sz)
         self._delete = _gl(ctx, "glDeleteBuffers", None, ctypes.c_int, ctypes.POINTER(u))
+        self._flush = _gl(ctx, "glFlush", None)
         name = u(0)
         _gl(ctx, "glGenBuffers", None, ctypes.c_int, ctypes.POINTER(u))(1, ctypes.byref(name))
         self.name = name
@@ -144,16 +158,42 @@ class MappedStaging:
         if not address:
             raise OSError("glMapBufferRange returned NULL")
         self.array = np.ctypeslib.as_array((ctypes.c_ubyte * self.nbytes).from_address(address))
+        self.pool = ThreadPoolExecutor(threads)
 
-    def copy_to(self, buffer, nbytes: int) -> None:
-        """The GPU copies the first nbytes into `buffer` (a moderngl.Buffer)."""
+    def copy_to(self, buffer, nbytes: int, offset: int = 0) -> None:
+        """The GPU copies bytes [offset, offset + nbytes) into the same bytes of `buffer` (a moderngl.Buffer)."""
         self._bind(_COPY_READ, self.name.value)
         self._bind(_COPY_WRITE, buffer.glo)
-        self._copy(_COPY_READ, _COPY_WRITE, 0, 0, int(nbytes))
+        self._copy(_COPY_READ, _COPY_WRITE, int(offset), int(offset), int(nbytes))
         self._bind(_COPY_READ, 0)
         self._bind(_COPY_WRITE, 0)
 
+    def write_pipelined(self, array: np.ndarray, buffer, chunk: int = PIECE_BYTES) -> None:
+        """Put `array`'s bytes at the start of `buffer` through the mapped memory, `chunk` bytes at a time.
+
+        Filling the mapped memory with one CPU thread (upload_mapped) is what bounds that upload, and the GPU
+        waits until it is all there. Here the pool's threads share the CPU copy (NumPy lets go of Python's
+        GIL while it copies a large array), and the GPU copies each piece as soon as it is in place, while the
+        threads fill the next. GL calls stay on this thread, the one the context is current on. The mapping
+        is coherent: a GL command issued after a write sees it. Returns after ctx.finish(), once the GPU has
+        read every piece: the mapped memory is free to be written again."""
+        source = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        if source.nbytes > self.nbytes:
+            raise ValueError(f"{source.nbytes} bytes do not fit in a {self.nbytes}-byte staging buffer")
+
+        def fill(start: int, end: int):
+            np.copyto(self.array[start:end], source[start:end])
+            return start, end
+        pieces = [self.pool.submit(fill, start, min(start + chunk, source.nbytes))
+                  for start in range(0, source.nbytes, chunk)]
+        for piece in as_completed(pieces):          # in the order the threads finish them
+            start, end = piece.result()
+            self.copy_to(buffer, end - start, offset=start)
+            self._flush()                           # send the copy to the GPU now, not when the driver's queue fills
+        self.ctx.finish()
+
     def release(self) -> None:
+        self.pool.shutdown()
         self.array = None
         self._bind(_COPY_WRITE, self.name.value)
         _gl(self.ctx, "glUnmapBuffer", ctypes.c_ubyte, ctypes.c_uint)(_COPY_WRITE)
@@ -270,14 +310,15 @@ def measure(ctx, params: dict, images: np.ndarray, repeat: int = 20) -> list[dic
 def table(rows: list[dict]) -> str:
     get = {r["what"]: r for r in rows}
     ceiling = get.get(CEILING, {}).get("seconds")       # rows from before issue 12 have none
-    lines = [f"{'phase':<60s} {'ms':>9s} {'GB/s':>7s} {'ceiling':>8s}  clock"]
+    width = max([60] + [len(r["what"]) for r in rows])      # the widest row name sets the first column
+    lines = [f"{'phase':<{width}s} {'ms':>9s} {'GB/s':>7s} {'ceiling':>8s}  clock"]
     for r in rows:
         if r["seconds"] is None:
-            lines.append(f"{r['what']:<60s} {'':>9s} {'':>7s} {'':>8s}  {r['clock']}")
+            lines.append(f"{r['what']:<{width}s} {'':>9s} {'':>7s} {'':>8s}  {r['clock']}")
             continue
         gbps = f"{r['gbps']:7.2f}" if "gbps" in r else f"{'':>7s}"
         share = f"{r['gbps'] / get[CEILING]['gbps']:8.0%}" if ceiling and "gbps" in r else f"{'':>8s}"
-        lines.append(f"{r['what']:<60s} {r['seconds'] * 1e3:9.3f} {gbps} {share}  {r['clock']}")
+        lines.append(f"{r['what']:<{width}s} {r['seconds'] * 1e3:9.3f} {gbps} {share}  {r['clock']}")
     uploads = [r for r in rows if r["what"].startswith(("upload float32 into existing", "upload float32 via"))
                and r["seconds"] is not None]
     best = max(uploads, key=lambda r: r["gbps"])
