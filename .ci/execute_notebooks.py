@@ -4,8 +4,16 @@
 
 Each notebook runs in a fresh kernel with notebooks/ as its working directory, so no state is shared.
 Figures are kept (the inline backend), so MPLBACKEND must not force Agg here. Progress bars are stored
-as the last line they showed (a widget bar's plain-text fallback too), empty stream outputs are dropped, and the notebook's kernelspec and
-language_info are set to what JupyterLab writes for this kernel, so opening it does not mark it modified.
+as the last line they showed (a widget bar's plain-text fallback too), whole numbers in the saved widget
+state as JSON integers (469, not 469.0, as JupyterLab saves them), and empty stream outputs are dropped.
+
+    python3 .ci/execute_notebooks.py --stamp notebooks/*.ipynb
+
+writes, without executing anything, the kernelspec and language_info that a python3 kernel of this
+machine reports, which is what JupyterLab writes on opening: a notebook whose stored language_info differs
+(another Python version) is marked modified as soon as it opens. The GPU runs execute on the device's
+Python (3.12); the committed notebooks are stamped afterwards on the Python CI uses, so a reader with
+that Python opens them unmodified (README, "Running the notebooks").
 """
 
 import html
@@ -54,12 +62,47 @@ def widget_text(nb) -> None:
                 output["data"]["text/plain"] = text
 
 
-def set_kernel_metadata(nb, kernel_name: str = "python3") -> None:
-    """The kernelspec JupyterLab writes for `kernel_name` (nbclient already stored the kernel's language_info)."""
+def whole_numbers(value):
+    """`value` (saved widget state) with every float that is a whole number as an int: 469.0 -> 469."""
+    if isinstance(value, dict):
+        return {key: whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_numbers(item) for item in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def set_kernel_metadata(nb, kernel_name: str = "python3", language_info: dict | None = None) -> None:
+    """The kernelspec JupyterLab writes for `kernel_name`, and `language_info` when given (after a run,
+    nbclient has already stored the executing kernel's)."""
     from jupyter_client.kernelspec import KernelSpecManager
 
     spec = KernelSpecManager().get_kernel_spec(kernel_name)
     nb.metadata["kernelspec"] = {"display_name": spec.display_name, "language": spec.language, "name": kernel_name}
+    if language_info is not None:
+        nb.metadata["language_info"] = language_info
+
+
+def kernel_language_info(kernel_name: str = "python3") -> dict:
+    """The language_info a fresh `kernel_name` kernel of this machine reports (what JupyterLab stores)."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name=kernel_name)
+    try:
+        return client.kernel_info(reply=True, timeout=60)["content"]["language_info"]
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def stamp(*paths: str) -> int:
+    """Set the kernelspec and language_info of each notebook to this machine's, in place; nothing runs."""
+    info = kernel_language_info()
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        set_kernel_metadata(nb, language_info=info)
+        nbformat.write(nb, path)
+        print(f"{path}: language_info {info['name']} {info['version']}")
+    return 0
 
 
 def main(out_dir: str, *paths: str) -> int:
@@ -80,6 +123,9 @@ def main(out_dir: str, *paths: str) -> int:
             print(f"{path.name}: ran in {time.perf_counter() - start:.1f} s", flush=True)
         coalesce_streams(nb)
         widget_text(nb)
+        widgets = nb.metadata.get("widgets")
+        if widgets:
+            nb.metadata["widgets"] = whole_numbers(widgets)
         set_kernel_metadata(nb)
         nbformat.write(nb, Path(out_dir) / path.name)
     return failed
@@ -87,6 +133,7 @@ def main(out_dir: str, *paths: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) < 3:
-        print("usage: python3 .ci/execute_notebooks.py OUT_DIR NOTEBOOK.ipynb [NOTEBOOK.ipynb ...]", file=sys.stderr)
+        print("usage: python3 .ci/execute_notebooks.py OUT_DIR NOTEBOOK.ipynb [NOTEBOOK.ipynb ...]\n"
+              "       python3 .ci/execute_notebooks.py --stamp NOTEBOOK.ipynb [NOTEBOOK.ipynb ...]", file=sys.stderr)
         sys.exit(2)
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(stamp(*sys.argv[2:]) if sys.argv[1] == "--stamp" else main(*sys.argv[1:]))

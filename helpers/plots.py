@@ -106,7 +106,7 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
     if log:
         ax.set_xscale("log")
     ax.set_xlim(right=left.max() * (3 if log else 1.25))
-    ax.legend(loc="best", fontsize=9)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)   # outside: never over a bar or its label
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
     return fig

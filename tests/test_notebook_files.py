@@ -1,9 +1,15 @@
-"""Every shader listing a notebook shows fits on a screen, and its line ranges still match the file.
+"""What a reader gets on opening a notebook in JupyterLab: listings that fit a screen, a file that
+opening does not mark modified.
 
+Every shader listing a notebook shows fits on a screen, and its line ranges still match the file.
 plots.show_shader shows a long shader as its banner's title and Dispatch field plus the core lines a
 cell names (`lines=`): strings searched in the file. A shader edit can move or remove such a line; this
 test runs every show_shader call in the notebooks through shader_excerpt (no GL needed), so a range that
 no longer matches fails here, and so does a listing longer than plots.SCREEN_LINES.
+
+JupyterLab marks a notebook modified when the kernel it starts reports another language_info than the
+one stored, and saves whole numbers in widget state as JSON integers. The committed notebooks all carry
+one kernelspec and language_info (.ci/execute_notebooks.py --stamp) and integers where a number is whole.
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ from helpers import plots
 ROOT = Path(__file__).resolve().parent.parent
 
 
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
 def listing_calls():
     """(notebook, cell index, shader name, lines) for every plots.show_shader(...) call in a code cell."""
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for path in NOTEBOOKS:
         cells = json.loads(path.read_text())["cells"]
         for index, cell in enumerate(cells):
             if cell["cell_type"] != "code" or "show_shader" not in "".join(cell["source"]):
@@ -72,3 +81,29 @@ def test_a_short_shader_is_kept_whole():
 def test_a_range_that_matches_nothing_names_the_file():
     with pytest.raises(ValueError, match="fused_forward_1_xent.comp: no line containing 'no such line'"):
         plots.shader_excerpt("fused_forward_1_xent.comp", [("no such line", -1)])
+
+
+def test_every_notebook_stores_the_same_kernel_metadata():
+    stored = {path.name: {key: json.loads(path.read_text())["metadata"].get(key)
+                          for key in ("kernelspec", "language_info")} for path in NOTEBOOKS}
+    first = stored[NOTEBOOKS[0].name]
+    assert first["kernelspec"] and first["language_info"], f"{NOTEBOOKS[0].name} stores no kernel metadata"
+    differ = [name for name, meta in stored.items() if meta != first]
+    assert not differ, (f"{differ} store other kernel metadata than {NOTEBOOKS[0].name} "
+                        f"({first['language_info'].get('version')}): run .ci/execute_notebooks.py --stamp on them")
+
+
+def test_widget_state_stores_whole_numbers_as_integers():
+    def floats(value, where):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield from floats(item, f"{where}.{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                yield from floats(item, f"{where}[{i}]")
+        elif isinstance(value, float) and value.is_integer():
+            yield where
+
+    found = [where for path in NOTEBOOKS
+             for where in floats(json.loads(path.read_text())["metadata"].get("widgets", {}), path.name)]
+    assert not found, f"whole numbers stored as floats (JupyterLab saves them as integers): {found[:5]}"
