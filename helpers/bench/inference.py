@@ -39,9 +39,9 @@ from ..matmul import warm_up
 KERNEL_TARGET_S, UPLOAD_TARGET_GBS, CEILING_SHARE_TARGET = 0.3e-3, 5.0, 0.60
 CEILING = "host-to-device ceiling: torch copy from pinned memory"
 PAGEABLE = "host-to-device: torch copy from the NumPy array"
-CHUNK_BYTES = 4 << 20
-COPY_THREADS = min(8, os.cpu_count() or 1)      # CPU threads that fill the mapped buffer (write_pipelined)
-PIECE_BYTES = 2 << 20                           # its pieces: more pieces than threads, so copies overlap
+CHUNK_BYTES = 4 << 20    # the pieces of the chunked and the pipelined uploads
+COPY_THREADS = min(4, os.cpu_count() or 1)   # threads that fill the mapped buffer (write_pipelined): on the
+                                             # H100's host, more threads and smaller pieces were slower
 
 
 def torch_copy_seconds(X: np.ndarray, repeat: int, pinned: bool = True):
@@ -94,7 +94,7 @@ def upload_mapped(ctx, buffer, X, stage):
 
 
 def upload_mapped_pipelined(ctx, buffer, X, stage):
-    stage.write_pipelined(X, buffer, PIECE_BYTES)   # threads fill pieces; the GPU copies each one as it is ready
+    stage.write_pipelined(X, buffer, CHUNK_BYTES)   # threads fill pieces; the GPU copies each one as it is ready
 
 
 def copy_mapped(ctx, buffer, X, stage):
@@ -168,7 +168,7 @@ class MappedStaging:
         self._bind(_COPY_READ, 0)
         self._bind(_COPY_WRITE, 0)
 
-    def write_pipelined(self, array: np.ndarray, buffer, chunk: int = PIECE_BYTES) -> None:
+    def write_pipelined(self, array: np.ndarray, buffer, chunk: int = CHUNK_BYTES) -> None:
         """Put `array`'s bytes at the start of `buffer` through the mapped memory, `chunk` bytes at a time.
 
         Filling the mapped memory with one CPU thread (upload_mapped) is what bounds that upload, and the GPU
