@@ -50,6 +50,12 @@ class Banner(NamedTuple):
     groups: tuple | None             # three expressions: the work groups of one dispatch
 
 
+def field_name(line: str) -> str | None:
+    """The banner field a line starts ("// Dispatch  local ..." -> "Dispatch"), or None."""
+    match = re.match(r"// (\w+)\s", line)
+    return match.group(1) if match and match.group(1) in FIELDS else None
+
+
 def fields(source: str) -> dict[str, list[str]]:
     """The banner's fields as {name: [first line, continuation lines...]} (text after the field name).
 
@@ -60,11 +66,10 @@ def fields(source: str) -> dict[str, list[str]]:
     for line in source.splitlines()[1:]:
         if not line.startswith("//"):
             break
-        text = line[2:]
-        match = re.match(r" (\w+)\s+(.*)$", text)
-        if match and match.group(1) in FIELDS:
-            current = found.setdefault(match.group(1), [])
-            current.append(match.group(2).strip())
+        text, name = line[2:], field_name(line)
+        if name:
+            current = found.setdefault(name, [])
+            current.append(line[3 + len(name):].strip())
         elif current is not None and text.startswith("   ") and text.strip():
             current.append(text.strip())
         else:

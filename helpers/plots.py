@@ -189,26 +189,20 @@ def _line_number(lines: list[str], spec, start: int, name: str) -> int:
     raise ValueError(f"{name}: no line containing {spec!r} at or after line {start}")
 
 
-def _banner_field(line: str) -> str | None:
-    """The banner field a line starts ("// Dispatch  local ..." -> "Dispatch"), or None."""
-    from .banner import FIELDS
-
-    match = re.match(r"// (\w+)\s", line)
-    return match.group(1) if match and match.group(1) in FIELDS else None
-
-
 def _banner_ranges(source: list[str]) -> list[tuple[int, int]]:
     """The (first, last) line ranges of a long listing's banner: #version and the title paragraph, and
     the Dispatch field with its continuation lines."""
+    from .banner import field_name
+
     end = 1                                   # the comment block under #version: lines 2..end
     while end < len(source) and source[end].startswith("//"):
         end += 1
     title = 1
-    while title < end and source[title].strip() != "//" and not _banner_field(source[title]):
+    while title < end and source[title].strip() != "//" and not field_name(source[title]):
         title += 1
     ranges = [(1, title)]
     for number in range(2, end + 1):
-        if _banner_field(source[number - 1]) == "Dispatch":
+        if field_name(source[number - 1]) == "Dispatch":
             last = number
             while last < end and source[last].startswith("//   ") and source[last][2:].strip():
                 last += 1
@@ -218,7 +212,9 @@ def _banner_ranges(source: list[str]) -> list[tuple[int, int]]:
 
 def _elided(source: list[str], first: int, last: int) -> str:
     """The comment standing for lines first..last (1-based) of a listing; it names the banner fields left out."""
-    names = [name for name in map(_banner_field, source[first - 1:last]) if name]
+    from .banner import field_name
+
+    names = [name for name in map(field_name, source[first - 1:last]) if name]
     return f"// ... lines {first}-{last} not shown" + (f" (banner: {', '.join(names)})" if names else "") + " ..."
 
 
