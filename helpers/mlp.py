@@ -298,11 +298,13 @@ class Trainer:
         evaluation sets named in `evaluate` are scored on the GPU. live: a plots.LivePlot, updated at every
         check (loss) and every epoch (accuracies). seconds: each epoch's wall clock, ctx.finish() at both
         ends, evaluation left out, and the time the progress bar and plot took at the checks left out too
-        (that is in display_seconds)."""
+        (that is in display_seconds). started / ended: each epoch's perf_counter at its two ctx.finish()
+        calls, to line other samples up with the epochs (frequency.FrequencyLog's, in notebooks 04 and 05)."""
         from tqdm.auto import tqdm
 
         self._need_data()
-        history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": [], "display_seconds": [], "lr": []}
+        history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": [], "display_seconds": [], "lr": [],
+                   "started": [], "ended": []}
         bar = tqdm(total=epochs * self.steps_per_epoch, disable=not progress, unit="step",
                    desc=f"{self.K}-{self.H}-{self.C} {self.kind}, {self.dispatches_per_step} dispatches a step")
         for epoch in range(first_epoch, first_epoch + epochs):
@@ -323,7 +325,10 @@ class Trainer:
             start = time.perf_counter()
             loss = self.run_epoch(epoch, on_check)
             self.ctx.finish()
-            history["seconds"].append(time.perf_counter() - start - display[0])
+            ended = time.perf_counter()
+            history["seconds"].append(ended - start - display[0])
+            history["started"].append(start)
+            history["ended"].append(ended)
             history["display_seconds"].append(display[0])
             history["loss"].append(loss)
             history["lr"].append(self.lr)

@@ -1,0 +1,93 @@
+"""The GPU's clock frequency, sampled while code runs. Introduced in notebook 04 (section 13).
+
+A GPU is not a machine of fixed speed. Its driver raises the clock of the SMs (the streaming
+multiprocessors, the GPU's compute units) while the GPU is busy and lowers it, with the voltage, while
+the GPU waits, to save power: dynamic voltage and frequency scaling (DVFS). A kernel's time scales
+with the clock it ran at, so a GPU that was mostly waiting can run the same kernels several times
+slower for a while. How far the clock falls, and how fast it comes back, is the driver's policy; no
+GL call controls it.
+
+NVIDIA's command-line tool `nvidia-smi` reports the clock and how busy the GPU was. `FrequencyLog` runs it
+in the background while the code in its `with` block runs,
+
+    nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,utilization.gpu --format=csv,noheader,nounits -lms 50
+
+and stamps each line it prints with `time.perf_counter()` as it arrives, so the samples line up with the
+wall-clock times the notebooks measure. Where there is no nvidia-smi (the software renderer in CI, GPUs of
+other vendors) it records nothing, and `note` says why.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import threading
+import time
+
+QUERY = "clocks.sm,clocks.max.sm,utilization.gpu"  # MHz now, the highest MHz, % of the last period busy
+
+
+class FrequencyLog:
+    """Samples of the SM clock while a `with` block runs: samples = [(perf_counter seconds, MHz, busy %)].
+
+    with FrequencyLog() as log:
+        trainer.train(3)
+    log.median_mhz()                                 # over the whole block; None where nothing was sampled
+    log.median_mhz([(start, end), ...])              # over samples that fall inside these wall-clock windows
+    """
+
+    def __init__(self, interval_ms: int = 50, command: str = "nvidia-smi"):
+        self.interval_ms = int(interval_ms)
+        self.samples: list[tuple[float, float, float]] = []
+        self.max_mhz: float | None = None
+        path = shutil.which(command)
+        self.command = [path, f"--query-gpu={QUERY}", "--format=csv,noheader,nounits",
+                        "-lms", str(self.interval_ms)] if path else None
+        self.available = path is not None
+        self.note = "" if self.available else (
+            f"no {command} on this machine (a software renderer, or a GPU not made by NVIDIA): "
+            "the GPU's clock is not sampled here")
+        self._process = self._reader = None
+
+    def __enter__(self) -> "FrequencyLog":
+        if self.command is not None:
+            self._process = subprocess.Popen(self.command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                             text=True)
+            self._reader = threading.Thread(target=self._read, daemon=True)
+            self._reader.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait()
+            self._reader.join()
+            self._process = self._reader = None
+
+    def _read(self) -> None:
+        for line in self._process.stdout:  # one line per sample, flushed as it is printed
+            arrived = time.perf_counter()
+            fields = [field.strip() for field in line.split(",")]
+            try:
+                mhz, max_mhz, busy = (float(field) for field in fields[:3])
+            except ValueError:  # "[N/A]" or a message instead of numbers: skip the line
+                continue
+            self.max_mhz = max_mhz
+            self.samples.append((arrived, mhz, busy))
+
+    def inside(self, windows=None) -> list[tuple[float, float, float]]:
+        """The samples whose time falls in one of the (start, end) perf_counter windows (all if None)."""
+        if windows is None:
+            return list(self.samples)
+        return [s for s in self.samples if any(start <= s[0] <= end for start, end in windows)]
+
+    def median_mhz(self, windows=None) -> float | None:
+        """Median SM clock (MHz) of the samples inside `windows` (see inside); None if there are none."""
+        clocks = [mhz for _, mhz, _ in self.inside(windows)]
+        return statistics.median(clocks) if clocks else None
+
+    def median_busy(self, windows=None) -> float | None:
+        """Median utilisation (% of the sample period in which a kernel ran) inside `windows`; None if none."""
+        busy = [b for _, _, b in self.inside(windows)]
+        return statistics.median(busy) if busy else None

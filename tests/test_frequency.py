@@ -1,0 +1,84 @@
+"""helpers.frequency: the SM-clock sampler, with a stand-in nvidia-smi here and the real one on an NVIDIA GPU;
+and the epoch windows (started, ended) that Trainer.train records for it."""
+
+import shutil
+import stat
+import time
+
+import numpy as np
+import pytest
+
+from helpers import reference
+from helpers.frequency import FrequencyLog
+from helpers.gpu_mlp import GPUTrainer
+
+FAKE = """#!/bin/sh
+# prints what nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,utilization.gpu prints, then waits
+echo "1980, 1980, 87"
+echo "[N/A], 1980, 0"
+echo "No devices were found"
+echo "405, 1980, 22"
+exec sleep 30
+"""
+
+
+@pytest.fixture
+def fake_smi(tmp_path):
+    path = tmp_path / "fake-nvidia-smi"
+    path.write_text(FAKE)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return str(path)
+
+
+def test_lines_become_timed_samples_and_bad_lines_are_skipped(fake_smi):
+    before = time.perf_counter()
+    with FrequencyLog(command=fake_smi) as log:
+        deadline = time.perf_counter() + 5
+        while len(log.samples) < 2 and time.perf_counter() < deadline:
+            time.sleep(0.01)
+    after = time.perf_counter()
+    assert log.available and log.note == ""
+    assert [(mhz, busy) for _, mhz, busy in log.samples] == [(1980.0, 87.0), (405.0, 22.0)]
+    assert log.max_mhz == 1980.0
+    assert all(before <= t <= after for t, _, _ in log.samples)
+    assert log.median_mhz() == (1980 + 405) / 2
+    first, second = log.samples[0][0], log.samples[1][0]
+    assert log.median_mhz([(second, after)]) == 405.0       # only the samples inside the window
+    assert log.median_busy([(before, first)]) == 87.0
+    assert log.median_mhz([(after + 1, after + 2)]) is None
+
+
+def test_the_sampler_stops_with_its_block(fake_smi):
+    with FrequencyLog(command=fake_smi) as log:
+        process = log._process
+    assert process.poll() is not None, "nvidia-smi still running after the with block"
+
+
+def test_without_nvidia_smi_it_records_nothing_and_says_why():
+    with FrequencyLog(command="no-such-gpu-tool") as log:
+        pass
+    assert not log.available
+    assert "no no-such-gpu-tool on this machine" in log.note
+    assert log.samples == [] and log.median_mhz() is None and log.max_mhz is None
+
+
+def test_train_records_each_epochs_window(ctx):
+    rng = np.random.default_rng(3)
+    images, labels = rng.integers(0, 256, (90, 784), dtype=np.uint8), rng.integers(0, 10, 90)
+    trainer = GPUTrainer(ctx, reference.init_params(784, 20, 10, seed=1), images, labels, batch_size=32)
+    before = time.perf_counter()
+    history = trainer.train(2, progress=False, evaluate=())
+    trainer.release()
+    started, ended = history["started"], history["ended"]
+    assert len(started) == len(ended) == 2
+    assert before <= started[0] < ended[0] <= started[1] < ended[1] <= time.perf_counter()
+    for s, e, seconds, shown in zip(started, ended, history["seconds"], history["display_seconds"]):
+        assert e - s == pytest.approx(seconds + shown)
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is None, reason="no nvidia-smi: not an NVIDIA GPU machine")
+def test_the_real_nvidia_smi_reports_a_clock():
+    with FrequencyLog() as log:
+        time.sleep(0.5)
+    assert log.samples, "nvidia-smi printed no sample in half a second"
+    assert all(0 < mhz <= log.max_mhz for _, mhz, _ in log.samples)
