@@ -91,3 +91,20 @@ class FrequencyLog:
         """Median utilisation (% of the sample period in which a kernel ran) inside `windows`; None if none."""
         busy = [b for _, _, b in self.inside(windows)]
         return statistics.median(busy) if busy else None
+
+
+def verdict(slower: float, clock_ratio: float, margin: float = 0.15) -> str:
+    """Does a lower clock explain slower epochs? slower: the slow epochs' time / the fast ones'; clock_ratio:
+    the fast epochs' clock / the slow ones'. A kernel's time scales at most with 1/clock (memory and the
+    CPU's part do not speed up with the SMs), so the clock explains the gap when clock_ratio >= slower,
+    within `margin`."""
+    if slower < 1 + margin:
+        return f"the two kinds of epoch took about the same time ({slower:.2f}×): there is no gap to explain"
+    if clock_ratio < 1 + margin:
+        return (f"the slower epochs ({slower:.2f}× the time) ran at about the same clock ({clock_ratio:.2f}×): "
+                "the clock does not explain them")
+    if clock_ratio * (1 + margin) >= slower:
+        return (f"the slower epochs ({slower:.2f}× the time) ran at a clock {clock_ratio:.2f}× lower: "
+                "the lower clock explains the gap")
+    return (f"the slower epochs ({slower:.2f}× the time) ran at a clock {clock_ratio:.2f}× lower: the clock "
+            "explains part of the gap, not all of it")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import reference
-from helpers.frequency import FrequencyLog
+from helpers.frequency import FrequencyLog, verdict
 from helpers.gpu_mlp import GPUTrainer
 
 FAKE = """#!/bin/sh
@@ -82,3 +82,14 @@ def test_the_real_nvidia_smi_reports_a_clock():
         time.sleep(0.5)
     assert log.samples, "nvidia-smi printed no sample in half a second"
     assert all(0 < mhz <= log.max_mhz for _, mhz, _ in log.samples)
+
+
+@pytest.mark.parametrize("slower, clock_ratio, says", [
+    (1.05, 3.0, "no gap to explain"),
+    (2.5, 1.05, "the clock does not explain them"),
+    (2.5, 2.4, "the lower clock explains the gap"),
+    (2.5, 3.5, "the lower clock explains the gap"),
+    (3.0, 1.5, "explains part of the gap"),
+])
+def test_verdict(slower, clock_ratio, says):
+    assert says in verdict(slower, clock_ratio)
