@@ -93,3 +93,17 @@ def test_the_real_nvidia_smi_reports_a_clock():
 ])
 def test_verdict(slower, clock_ratio, says):
     assert says in verdict(slower, clock_ratio)
+
+
+def test_epoch_seconds_warms_the_gpu_up_before_it_times(ctx, monkeypatch):
+    from helpers.bench import profile
+
+    rng = np.random.default_rng(4)
+    images, labels = rng.integers(0, 256, (40, 784), dtype=np.uint8), rng.integers(0, 10, 40)
+    trainer = GPUTrainer(ctx, reference.init_params(784, 20, 10, seed=1), images, labels, batch_size=32)
+    events = []
+    monkeypatch.setattr(profile, "warm_up", lambda ctx_, issue_step, seconds=None: events.append(("warm_up", ctx_)))
+    monkeypatch.setattr(trainer, "run_epoch", lambda e: events.append(("epoch", e)))
+    times = profile.epoch_seconds(trainer, epochs=2)
+    trainer.release()
+    assert events == [("warm_up", ctx), ("epoch", 0), ("epoch", 1), ("epoch", 2)] and len(times) == 2

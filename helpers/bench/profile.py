@@ -1,7 +1,7 @@
 """Measuring the trainers (notebooks 04 and 05, and the train / fused benchmarks): the one place that times
 epochs, takes a step apart, measures the empty-dispatch floor, and shows what a mapped buffer costs.
 
-    times = epoch_seconds(trainer, epochs=5)            # back to back, after one warm-up epoch
+    times = epoch_seconds(trainer, epochs=5)            # back to back, after a warm-up
     profile = profile_step(trainer)                     # each dispatch, an empty one, a step, a readback
     phases = epoch_phases(trainer, profile, median)     # upload / kernel / readback / dispatch of an epoch
     floor = empty_epochs(ctx, steps, [groups, ...])     # the same dispatch pattern with no work in it
@@ -39,7 +39,12 @@ def time_epochs(run_epoch, finish, epochs: int, warmup: int = 1) -> list[float]:
 
 
 def epoch_seconds(trainer, epochs: int, warmup: int = 1) -> list[float]:
-    """Seconds of `epochs` of the trainer's epochs back to back (a GPU left idle drops its clocks)."""
+    """Seconds of `epochs` of the trainer's epochs back to back, after `warm_up`'s sustained steps and
+    `warmup` untimed epochs. A GPU that was mostly idle runs at a low clock, and an epoch or two of training
+    did not always bring the H100's back (notebook 04, section 13, samples it). It trains: save and restore
+    the weights around it if they matter."""
+    trainer.start_epoch(0)
+    warm_up(trainer.ctx, lambda: trainer.step(0))
     return time_epochs(trainer.run_epoch, trainer.ctx.finish, epochs, warmup)
 
 
