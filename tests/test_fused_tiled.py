@@ -1,0 +1,203 @@
+"""FusedMLP(layer1_tiled=True): its two forward shaders (glsl/fused_layer1_1_tiled.comp, then
+glsl/fused_head_1_xent.comp) against NumPy and against fused_forward_1_xent, and its three-dispatch steps
+against the two-dispatch trainer's.
+
+Awkward shapes: hidden 37 (read one float at a time, VEC4 0) and 100 (vec4 reads, a part-filled last tile),
+n_in 784 and 20, an epoch of 50 samples in batches of 37 (the second batch a leftover of 13), tunables that
+divide nothing; every output buffer poisoned with NaN before the dispatch.
+"""
+
+import numpy as np
+import pytest
+
+from helpers import check, fused_mlp, gl, reference
+from helpers.bench import profile
+
+N = 50
+RTOL = 1e-5
+OUTPUTS = ("A1", "dZ1", "dlogits", "losses")
+
+
+def make_data(n_in=784, seed=7, n=N):
+    rng = np.random.default_rng(seed)
+    images = rng.integers(0, 256, (n, n_in), dtype=np.uint8)
+    labels = rng.integers(0, 10, n).astype(np.uint32)
+    return images, labels, images / np.float32(255)
+
+
+def make_trainer(ctx, n_in=784, hidden=37, optimizer=None, batch_size=37, tiled=True, **options):
+    images, labels, _ = make_data(n_in)
+    params = reference.init_params(n_in, hidden, 10, seed=1)
+    trainer = fused_mlp.FusedMLP(ctx, params, images, labels, optimizer=optimizer or reference.SGD(0.3),
+                                 batch_size=batch_size, seed=3, layer1_tiled=tiled, **options)
+    return trainer, params
+
+
+def batch_reference(params, n_in, step, batch_size=37):
+    """What the step's forward half must write, from NumPy: (rows of the batch, start, reference outputs)."""
+    images, labels, X = make_data(n_in)
+    idx = reference.epoch_order(N, 0, 3)[step * batch_size:(step + 1) * batch_size]
+    return len(idx), step * batch_size, fused_mlp.reference_outputs(params, X[idx], labels[idx])
+
+
+def poison(trainer):
+    trainer.start_epoch(0)
+    for name in OUTPUTS:
+        trainer.arrays[name].fill(np.nan)
+
+
+def run(trainer, step, which):
+    """Dispatch `which` (an index into trainer.dispatches) of batch `step` alone, then read every output."""
+    kernel, groups = trainer.dispatches(step)[which]
+    kernel.set(step=step)
+    kernel.program.run(*groups)
+    trainer.ctx.memory_barrier()
+    return {name: trainer.read(name) for name in OUTPUTS}
+
+
+def assert_unwritten(out, name, count, start=0):
+    assert np.isnan(out[name][:start]).all() and np.isnan(out[name][start + count:]).all(), \
+        f"{name} written outside this batch's rows"
+
+
+@pytest.mark.parametrize("n_in, hidden, step, defines", [
+    (784, 37, 0, None), (784, 100, 1, None), (20, 100, 0, None),
+    (784, 37, 1, dict(RB=3, TQ=4, KS=5)), (20, 37, 1, dict(RB=16, TQ=2, KS=1))],
+    ids=["784-37", "784-100-leftover", "20-100", "784-37-RB3-TQ4-KS5", "20-37-RB16-KS1"])
+def test_layer1_matches_reference(ctx, n_in, hidden, step, defines):
+    """fused_layer1_1_tiled writes A1 of the batch's rows and nothing else."""
+    trainer, params = make_trainer(ctx, n_in, hidden, layer1_defines=defines)
+    assert trainer.forward.name == fused_mlp.LAYER1_TILED
+    assert trainer.forward.define("VEC4") == int(hidden % 4 == 0)
+    count, _, ref = batch_reference(params, n_in, step)
+    poison(trainer)
+    out = run(trainer, step, 0)
+    assert check.compare("A1", out["A1"][:count], ref["A1"], RTOL)
+    assert_unwritten(out, "A1", count)
+    for name in ("dZ1", "dlogits", "losses"):
+        assert np.isnan(out[name]).all(), f"layer 1 wrote {name}"
+
+
+@pytest.mark.parametrize("hidden, step, defines", [
+    (37, 0, None), (100, 1, None), (100, 0, dict(S=2, LOCAL=64)), (37, 1, dict(S=3, LOCAL=32))],
+    ids=["H37", "H100-leftover", "H100-S2", "H37-S3-leftover"])
+def test_head_matches_reference(ctx, hidden, step, defines):
+    """fused_head_1_xent from the reference's A1: dZ1, dlogits and the losses at their epoch positions;
+    A1 is left as it was, rows past the batch and other samples' losses unwritten."""
+    trainer, params = make_trainer(ctx, hidden=hidden, head_defines=defines)
+    assert trainer.head.name == fused_mlp.HEAD
+    count, start, ref = batch_reference(params, 784, step)
+    poison(trainer)
+    A1 = trainer.read("A1")
+    A1[:count] = ref["A1"]
+    trainer.write("A1", A1)
+    out = run(trainer, step, 1)
+    assert np.array_equal(out["A1"], A1, equal_nan=True), "the head wrote A1"
+    for name in ("dZ1", "dlogits"):
+        assert check.compare(name, out[name][:count], ref[name], RTOL)
+        assert_unwritten(out, name, count)
+    assert check.compare("losses", out["losses"][start:start + count], ref["losses"], RTOL)
+    assert_unwritten(out, "losses", count, start)
+
+
+@pytest.mark.parametrize("hidden, step", [(37, 0), (100, 1)], ids=["H37", "H100-leftover"])
+def test_both_passes_write_what_fused_forward_1_writes(ctx, hidden, step):
+    """Layer 1 then the head leave in A1, dZ1, dlogits and losses what fused_forward_1_xent alone leaves."""
+    outputs = {}
+    for tiled in (False, True):
+        trainer, _ = make_trainer(ctx, hidden=hidden, tiled=tiled)
+        poison(trainer)
+        for which in range(trainer.dispatches_per_step - 1):  # every dispatch but the backward
+            out = run(trainer, step, which)
+        outputs[tiled] = out
+        trainer.release()
+    count, start = min(37, N - step * 37), step * 37
+    for name in ("A1", "dZ1", "dlogits"):
+        assert check.compare(name, outputs[True][name][:count], outputs[False][name][:count], RTOL)
+    assert check.compare("losses", outputs[True]["losses"][start:start + count],
+                         outputs[False]["losses"][start:start + count], RTOL)
+
+
+@pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9)],
+                         ids=["SGD", "Momentum"])
+@pytest.mark.parametrize("hidden, max_norm", [(37, None), (100, None), (100, 1.0)], ids=["H37", "H100", "H100-maxnorm"])
+def test_steps_match_the_two_dispatch_trainer(ctx, make_optimizer, hidden, max_norm):
+    """Two epochs of whole steps (a full batch, then the leftover) leave the same weights, optimizer state
+    and losses as FusedMLP's two-dispatch steps, and as the NumPy reference's."""
+    trainers = {tiled: make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled=tiled, max_norm=max_norm)[0]
+                for tiled in (False, True)}
+    assert trainers[True].dispatches_per_step == trainers[False].dispatches_per_step + 1
+    losses = {}
+    for tiled, trainer in trainers.items():
+        for epoch in range(2):
+            trainer.start_epoch(epoch)
+            for s in range(trainer.steps_per_epoch):
+                trainer.step(s)
+            losses[tiled] = trainer.loss_sums(0, trainer.steps_per_epoch)
+    got, want = trainers[True].read_params(), trainers[False].read_params()
+    for name in want:
+        assert check.compare(name, got[name], want[name], RTOL)
+    for key, state in trainers[True].read_state().items():
+        for name in want:
+            assert check.compare(f"{key}[{name}]", state[name], trainers[False].read_state()[key][name], RTOL)
+    assert check.compare("loss sums", losses[True], losses[False], RTOL)
+    if max_norm is None:  # and both against NumPy (max-norm has no reference step)
+        _, labels, X = make_data()
+        ref, optimizer = reference.init_params(784, hidden, 10, seed=1), make_optimizer()
+        for epoch in range(2):
+            order = reference.epoch_order(N, epoch, 3)
+            for s in range(2):
+                idx = order[s * 37:(s + 1) * 37]
+                optimizer.step(ref, reference.loss_and_grads(ref, X[idx], labels[idx])[1])
+        for name in ref:
+            assert check.compare(f"{name} vs NumPy", got[name], ref[name], RTOL)
+    for trainer in trainers.values():
+        trainer.release()
+
+
+def test_same_seed_gives_the_same_bits(ctx):
+    """Every sum of the three dispatches runs in a fixed order: two runs, bitwise-identical weights and losses."""
+    runs = []
+    for _ in range(2):
+        trainer, _ = make_trainer(ctx, hidden=100, optimizer=reference.Momentum(0.1, 0.9))
+        for epoch in range(2):
+            trainer.start_epoch(epoch)
+            for s in range(trainer.steps_per_epoch):
+                trainer.step(s)
+        runs.append((trainer.read("params"), trainer.read("losses")))
+        trainer.release()
+    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
+
+
+def test_dispatches_and_group_counts(ctx):
+    """Three dispatches a step (four with max-norm), listed in order for the profilers; the work groups the
+    banners give at the H100's sizes (batch 128 of 60,000 images: the last batch holds 96)."""
+    trainer, _ = make_trainer(ctx, hidden=100, max_norm=2.0)
+    names = [kernel.name for kernel, _ in trainer.dispatches(1)]
+    assert names == [fused_mlp.LAYER1_TILED, fused_mlp.HEAD, fused_mlp.BACKWARD, fused_mlp.MAXNORM]
+    assert trainer.dispatches_per_step == 4 and trainer.plan[1][:2] == ((4, 2, 1), (13, 1, 1))  # 13 leftover
+    assert trainer.predictor.name == fused_mlp.PREDICT
+    before = trainer.read("params")
+    assert list(profile.profile_step(trainer, repeat=2)["kernel"]) == names   # the profiler times all four
+    assert np.array_equal(trainer.read("params"), before)
+    trainer.release()
+    layer1 = gl.Kernel(ctx, fused_mlp.LAYER1_TILED)
+    head = gl.Kernel(ctx, fused_mlp.HEAD)
+    sizes = dict(batch_size=128, n_samples=60_000)
+    assert layer1.groups(n_hidden=800, step=0, **sizes) == (25, 16, 1)
+    assert layer1.groups(n_hidden=128, step=0, **sizes) == (4, 16, 1)
+    assert layer1.groups(n_hidden=800, step=468, **sizes) == (25, 12, 1)
+    assert head.groups(step=0, **sizes) == (128, 1, 1) and head.groups(step=468, **sizes) == (96, 1, 1)
+    d = layer1.define
+    assert 4 * max(d("RB") * d("MAX_IN"), d("KS") * d("RB") * 4 * d("TQ")) <= fused_mlp.SHARED_BYTES
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(dropout=(0.8, 0.5)), "layer1_tiled has no dropout version"),
+    (dict(split_hidden=True), "layer1_tiled and split_hidden are two ways"),
+    (dict(tiled=False, layer1_defines=dict(RB=4)), "pass layer1_tiled=True"),
+    (dict(tiled=False, head_defines=dict(S=2)), "pass layer1_tiled=True")],
+    ids=["dropout", "split_hidden", "layer1_defines", "head_defines"])
+def test_refused_combinations(ctx, options, match):
+    with pytest.raises(ValueError, match=match):
+        make_trainer(ctx, **options)
