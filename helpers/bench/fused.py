@@ -11,6 +11,8 @@ torch.cuda.synchronize(), JAX's block_until_ready):
   * the unfused trainer of notebook 04 (helpers/gpu_mlp.py), where it exists;
   * the wide net 784-800-10 (momentum), the net of notebook 05's accuracy run;
   * both nets with the forward pass split over hidden units (fused_forward_3_split, notebook 07);
+  * both nets in three dispatches a step, layer 1 as a tiled product shared by RB samples
+    (FusedMLP(layer1_tiled=True): fused_layer1_1_tiled, fused_head_1_xent, then the backward);
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
     epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order;
   * JAX, where it is installed: jit of lax.scan over the epoch, in a process of its own (jax_epoch.py),
@@ -158,16 +160,18 @@ def run(ctx, quick: bool) -> list[dict]:
     steps = -(-n // BATCH)
     rows = []
 
-    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False):
+    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False, tiled=False):
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
-                                     optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split)
+                                     optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split,
+                                     layer1_tiled=tiled)
         losses = []
         trainer.start_epoch(0)
         profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
         times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
                             ctx.finish, epochs)
         kind = type(optimizer).__name__
-        row = _row(name or f"fused{' split' if split else ''} 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
+        way = " split" if split else " 3-pass" if tiled else ""
+        row = _row(name or f"fused{way} 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
                    barriers_per_step=trainer.dispatches_per_step, steps=steps, samples_per_group=trainer.S,
                    loss=losses[-1])
         return trainer, row
@@ -191,10 +195,11 @@ def run(ctx, quick: bool) -> list[dict]:
     t, row = fused(reference.Momentum(0.2, 0.9), hidden=wide, epochs=repeat)  # notebook 05's recipe
     rows.append(row)
     t.release()
-    for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):  # notebook 07
-        t, row = fused(optimizer, hidden=hidden, split=True)
-        rows.append(row)
-        t.release()
+    for split, tiled in ((True, False), (False, True)):  # split: notebook 07; tiled: layer 1 shared by RB samples
+        for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
+            t, row = fused(optimizer, hidden=hidden, split=split, tiled=tiled)
+            rows.append(row)
+            t.release()
 
     # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
     unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
@@ -288,6 +293,10 @@ def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) ->
 FORWARD_SWEEP = [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (8, 16, 32)]           # JT 32
 SPLIT_SWEEP = [dict(SB=sb, HQ=hq, KS=ks) for sb in (4, 8, 16) for hq in (4, 8, 16) for ks in (8, 16, 32)
                if hq * ks <= 1024 and 4 * sb * (196 + ks * 4 * hq + 4 * hq + 10) <= 48 * 1024]
+# fused_layer1_1_tiled (RB samples x 4*TQ hidden units a work group, KS input slices) and fused_head_1_xent
+LAYER1_SWEEP = [dict(RB=rb, TQ=tq, KS=ks) for rb in (4, 8) for tq in (8, 16, 32) for ks in (4, 8, 16, 32)
+                if tq * ks <= 1024 and 4 * max(rb * 784, ks * rb * 4 * tq) <= 48 * 1024]
+HEAD_SWEEP = [dict(S=s, LOCAL=local) for s in (1, 2, 4) for local in (128, 256)]
 BACKWARD_SWEEP = [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128)
                   for tj, tkt, kpt in ((32, 8, 2), (32, 8, 4), (32, 16, 1), (64, 4, 2), (16, 16, 1))]
 SM_SHADER = """#version 430
@@ -343,52 +352,60 @@ def issue_costs(ctx, calls: int = 2000) -> dict:
     return costs
 
 
+COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
+
+
 def step_anatomy(ctx, trainer, repeat: int) -> dict:
     """Seconds per step of a fused trainer issued four ways, in streams (GPU kept busy): each kernel alone,
     the step as train() issues it (the step uniform changes every step), the same step number every time,
-    and the two dispatches with no uniform written at all."""
+    and the step's dispatches (two, or three with layer1_tiled) with no uniform written at all."""
     clock = timing.Clock(ctx)
     trainer.start_epoch(0)
     trainer.step(0)
     profile.warm_up(ctx, lambda: trainer.step(0))
     steps = trainer.steps_per_epoch
-    (f, fg), (b, bg) = trainer.dispatches(0)
+    passes = trainer.dispatches(0)
+    role = {trainer.forward: "layer 1" if trainer.layer1_tiled else "forward", trainer.head: "head",
+            trainer.backward: "backward", trainer.maxnorm: "max-norm"}
 
     def bare():
-        f.program.run(*fg)
-        ctx.memory_barrier(profile.BARRIER)
-        b.program.run(*bg)
-        ctx.memory_barrier(profile.BARRIER)
+        for kernel, groups in passes:
+            kernel.program.run(*groups)
+            ctx.memory_barrier(profile.BARRIER)
 
     def stream(issue):  # seconds a step, the median of three streams of `repeat` steps
         return statistics.median(clock.wall(lambda: [issue(s) for s in range(repeat)]) for _ in range(3)) / repeat
 
-    result = {"forward alone": profile.dispatch_seconds(ctx, f.program, fg, repeat, clock),
-              "backward alone": profile.dispatch_seconds(ctx, b.program, bg, repeat, clock),
-              "step(s), s = 0, 1, 2, ...": stream(lambda s: trainer.step(s % steps)),
-              "step(0) every time": stream(lambda s: trainer.step(0)),
-              "two dispatches, no uniform": stream(lambda s: bare())}
+    result = {f"{role[kernel]} alone": profile.dispatch_seconds(ctx, kernel.program, groups, repeat, clock)
+              for kernel, groups in passes}
+    result.update({"step(s), s = 0, 1, 2, ...": stream(lambda s: trainer.step(s % steps)),
+                   "step(0) every time": stream(lambda s: trainer.step(0)),
+                   f"{COUNT_WORDS[len(passes)]} dispatches, no uniform": stream(lambda s: bare())})
     if trainer.split_hidden:  # the forward's counters must be back at zero after all that
         assert not trainer.read("counters").any(), "fused_forward_3_split left a counter set"
     return result
 
 
 def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
-    """Each tunable set of grids["forward"] / grids["backward"] timed as one dispatch + barrier
-    (profile.dispatch_seconds) with the trainer's shaders and bound buffers at step 0; shapes that do not
-    compile (a #error of the shader) or need more than 48 KiB of shared memory are skipped."""
+    """Each tunable set of grids["forward"] / grids["backward"] (and grids["head"] with layer1_tiled) timed
+    as one dispatch + barrier (profile.dispatch_seconds) with the trainer's shaders and bound buffers at
+    step 0; shapes that do not compile (a #error of the shader) or need more than 48 KiB of shared memory
+    are skipped."""
     clock = timing.Clock(ctx)
     trainer.start_epoch(0)
     trainer.step(0)
     profile.warm_up(ctx, lambda: trainer.step(0))
     sizes = dict(n_in=trainer.K, n_hidden=trainer.H, n_samples=trainer.n, batch_size=trainer.batch_size, step=0)
     rows = []
-    for which, kernel, base in (("forward", trainer.forward, trainer.forward_defines),
-                                ("backward", trainer.backward, trainer.backward_defines)):
-        for tunables in grids[which]:
+    kernels = [("forward", trainer.forward, trainer.forward_defines),
+               ("backward", trainer.backward, trainer.backward_defines)]
+    if trainer.head is not None:
+        kernels.insert(1, ("head", trainer.head, trainer.head_defines))
+    for which, kernel, base in kernels:
+        for tunables in grids.get(which, []):
             defines = dict(base, **tunables)
-            if "S" in tunables and fused_mlp.shared_bytes(defines["S"], trainer.K, trainer.H, 32,
-                                                           defines["KS"]) > 48 * 1024:
+            if which == "forward" and "S" in tunables and fused_mlp.shared_bytes(defines["S"], trainer.K, trainer.H,
+                                                                                 32, defines["KS"]) > 48 * 1024:
                 continue
             try:
                 candidate = gl.Kernel(ctx, kernel.name, defines)
@@ -421,37 +438,45 @@ def sweep(ctx, quick: bool) -> dict:
               f"flags {result['flags']}, most polls {result['max_polls']}, slots ok {result['slots_ok']}")
     out["anatomy"], out["kernels"], out["epochs"] = {}, [], []
     for hidden, optimizer in ((HIDDEN, reference.SGD(LR)), (WIDE if not quick else 256, reference.Momentum(0.2, 0.9))):
-        def make(forward=None, backward=None, split=False):
+        def make(forward=None, backward=None, way="fused", head=None):  # way: fused, split or 3-pass
+            tiled = way == "3-pass"  # forward: the tunables of the step's first dispatch
             return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
-                                      optimizer=optimizer, batch_size=BATCH, seed=0, forward_defines=forward,
-                                      backward_defines=backward, split_hidden=split)
+                                      optimizer=optimizer, batch_size=BATCH, seed=0,
+                                      forward_defines=None if tiled else forward, backward_defines=backward,
+                                      split_hidden=way == "split", layer1_tiled=tiled,
+                                      layer1_defines=forward if tiled else None, head_defines=head)
         best = {}
-        for split, grids in ((False, {"forward": FORWARD_SWEEP, "backward": BACKWARD_SWEEP}),
-                             (True, {"forward": SPLIT_SWEEP, "backward": []})):
-            trainer = make(dict(SB=4, HQ=4) if split else None, split=split)  # the split's largest scratch
-            label = f"784-{hidden}-10{' split' if split else ''}"
+        for way, grids in (("fused", {"forward": FORWARD_SWEEP, "backward": BACKWARD_SWEEP}),
+                           ("split", {"forward": SPLIT_SWEEP}),
+                           ("3-pass", {"forward": LAYER1_SWEEP, "head": HEAD_SWEEP})):
+            trainer = make(dict(SB=4, HQ=4) if way == "split" else None, way=way)  # the split's largest scratch
+            label = f"784-{hidden}-10{'' if way == 'fused' else ' ' + way}"
             out["anatomy"][label] = step_anatomy(ctx, trainer, repeat)
             print(f"\n{label} step, µs: " + ", ".join(f"{k} {1e6 * v:.1f}" for k, v in out["anatomy"][label].items()))
             rows = kernel_sweep(ctx, trainer, repeat, grids)
             out["kernels"] += rows
             trainer.release()
-            for which in ("forward", "backward"):
+            for which in ("forward", "head", "backward"):
                 mine = sorted((r for r in rows if r["kernel"] == which), key=lambda r: r["us"])
                 if mine:
-                    best[which, split] = mine[0]["tunables"]
+                    best[which, way] = mine[0]["tunables"]
                     print(f"{mine[0]['shader']}: " + "; ".join(f"{r['tunables']} {r['us']:.1f} µs ({r['groups']} groups)"
                                                               for r in mine[:6]))
-        for label, f, b, split in (("defaults", None, None, False),
-                                   ("best", best["forward", False], best["backward", False], False),
-                                   ("split, best", best["forward", True], best["backward", False], True)):
-            trainer = make(f, b, split)
+        for label, way, f, h, b in (("defaults", "fused", None, None, None),
+                                    ("best", "fused", best["forward", "fused"], None, best["backward", "fused"]),
+                                    ("split, best", "split", best["forward", "split"], None, best["backward", "fused"]),
+                                    ("3-pass, best", "3-pass", best["forward", "3-pass"], best["head", "3-pass"],
+                                     best["backward", "fused"])):
+            trainer = make(f, b, way, h)
             trainer.start_epoch(0)
             profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
             times = time_epochs(lambda e: trainer.run_epoch(e), ctx.finish, 1 if quick else 5)
             trainer.release()
             out["epochs"].append(_row(f"fused 784-{hidden}-10 {type(optimizer).__name__} ({label})", times,
-                                      forward=f, backward=b, split_hidden=split))
-            print(f"epoch with {label}: {out['epochs'][-1]['ms']:.2f} ms  (forward {f}, backward {b})")
+                                      forward=f, head=h, backward=b, split_hidden=way == "split",
+                                      layer1_tiled=way == "3-pass"))
+            print(f"epoch with {label}: {out['epochs'][-1]['ms']:.2f} ms  (forward {f}, "
+                  f"{f'head {h}, ' if h else ''}backward {b})")
     return out
 
 
