@@ -1,6 +1,6 @@
 #version 430
 // fused_head_1_xent.comp: the rest of a training step's per-sample half, from the hidden activations A1
-//   that fused_layer1_1_tiled wrote: logits = A1·W2 + b2, softmax cross-entropy per sample,
+//   that fused_hidden_1_tiled wrote: logits = A1·W2 + b2, softmax cross-entropy per sample,
 //   dlogits = (softmax - onehot) / count, dZ1 = (dlogits·W2ᵀ) ⊙ (A1 > 0), for S samples per work group
 //
 // Shapes    labels[n_images] uint32; order[n_samples] uint32, the epoch's sample order, each value < n_images
@@ -25,7 +25,7 @@
 //           does the softmax; then one thread per (sample, hidden unit) computes dZ1. No atomics
 // Changed   first version: steps 3 to 5 of fused_forward_1_xent (logits, softmax cross-entropy, dlogits,
 //           dZ1) as a dispatch of their own, reading A1 from global memory: a work group reads W2 and its
-//           samples' A1 rows, never W1. A1 is read here, not written (fused_layer1_1_tiled wrote it), and
+//           samples' A1 rows, never W1. A1 is read here, not written (fused_hidden_1_tiled wrote it), and
 //           the ReLU mask is A1 > 0, which is Z1 > 0. The price: A1's round trip through global memory
 // Checked   relative error < 1e-5 against NumPy and against fused_forward_1_xent, every output poisoned
 //           with NaN first, hidden sizes 37 and 100, a leftover batch, S 1 and 2 (tests/test_fused_tiled.py)

@@ -30,9 +30,9 @@ NumPy twin, bit for bit). train(..., mu_schedule=f) sets momentum per epoch, as 
 
 Wide nets can spend a third dispatch to read W1 fewer times (off by default):
 
-    FusedMLP(..., layer1_tiled=True)
+    FusedMLP(..., tiled_hidden=True)
 
-    fused_layer1_1_tiled.comp  A1 = relu(X·W1 + b1) for the whole batch as a tiled matrix product: a work
+    fused_hidden_1_tiled.comp  A1 = relu(X·W1 + b1) for the whole batch as a tiled matrix product: a work
                                group owns RB samples x TN hidden units, so RB samples share each W1 tile
                                it reads (fused_forward_1 reads all of W1 in every work group)
     fused_head_1_xent.comp     from A1: logits, softmax cross-entropy, dlogits, dZ1 (fused_forward_1's rest)
@@ -53,7 +53,7 @@ FORWARD, BACKWARD, PREDICT = "fused_forward_1_xent.comp", "fused_backward_1_upda
 FORWARD_DROPOUT, BACKWARD_DROPOUT, MAXNORM = ("fused_forward_2_dropout.comp", "fused_backward_2_dropout.comp",
                                               "maxnorm_1_columns.comp")
 FORWARD_SPLIT = "fused_forward_3_split.comp"
-LAYER1_TILED, HEAD = "fused_layer1_1_tiled.comp", "fused_head_1_xent.comp"
+HIDDEN_TILED, HEAD = "fused_hidden_1_tiled.comp", "fused_head_1_xent.comp"
 # Binding points shared by the fused shaders (see their banners); 10 and 11 are fused_predict_1's,
 # 12 and 13 fused_forward_3_split's scratch.
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
@@ -75,12 +75,12 @@ def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int, KS: int, dropout: bo
 
 
 class FusedMLP(Trainer):
-    """784-H-10 training in two dispatches and two barriers a step, three with layer1_tiled (module docstring);
+    """784-H-10 training in two dispatches and two barriers a step, three with tiled_hidden (module docstring);
     the API is mlp.Trainer's. forward_defines / backward_defines override the shaders' tunables (S, JT, KS /
     TJ, TKT, KPT, BC, BSPLIT). dropout=(keep_in, keep_hidden) trains with inverted dropout (the version-2
     pair of shaders); max_norm=c adds the max-norm dispatch after every update (notebook 06).
-    layer1_tiled=True runs the forward half as two dispatches (fused_layer1_1_tiled, then fused_head_1_xent:
-    self.forward and self.head), tuned by layer1_defines (RB, TQ, KS) and head_defines (S, LOCAL);
+    tiled_hidden=True runs the forward half as two dispatches (fused_hidden_1_tiled, then fused_head_1_xent:
+    self.forward and self.head), tuned by hidden_defines (RB, TQ, KS) and head_defines (S, LOCAL);
     forward_defines then tune fused_predict_1 only. It has no dropout or split_hidden version."""
 
     BINDINGS = BINDINGS
@@ -89,7 +89,7 @@ class FusedMLP(Trainer):
     def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
                  seed: int = 0, check_every: int = 50, forward_defines: dict | None = None,
                  backward_defines: dict | None = None, dropout: tuple | None = None, max_norm: float | None = None,
-                 split_hidden: bool = False, layer1_tiled: bool = False, layer1_defines: dict | None = None,
+                 split_hidden: bool = False, tiled_hidden: bool = False, hidden_defines: dict | None = None,
                  head_defines: dict | None = None):
         super().__init__(ctx, params, images, labels, optimizer=optimizer, batch_size=batch_size, seed=seed,
                          check_every=check_every)
@@ -99,32 +99,32 @@ class FusedMLP(Trainer):
         self.max_norm = None if max_norm is None else float(max_norm)
         if self.max_norm is not None and not self.max_norm > 0:
             raise ValueError(f"max_norm must be a positive norm, got {max_norm}")
-        self.layer1_tiled = bool(layer1_tiled)
-        self.dispatches_per_step = 2 + self.layer1_tiled + (self.max_norm is not None)
+        self.tiled_hidden = bool(tiled_hidden)
+        self.dispatches_per_step = 2 + self.tiled_hidden + (self.max_norm is not None)
         if self.C != N_OUT or self.K % 4:
             raise ValueError(f"the fused shaders train n_in-H-{N_OUT} nets with n_in a multiple of 4; "
                              f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
         dropping, self.split_hidden = self.dropout is not None, bool(split_hidden)
         if dropping and self.split_hidden:
             raise ValueError("split_hidden has no dropout version: use one or the other")
-        if self.layer1_tiled and dropping:
-            raise ValueError("layer1_tiled has no dropout version (fused_forward_2_dropout is one dispatch): "
-                             "use dropout or layer1_tiled, not both")
-        if self.layer1_tiled and self.split_hidden:
-            raise ValueError("layer1_tiled and split_hidden are two ways to split the forward pass: "
+        if self.tiled_hidden and dropping:
+            raise ValueError("tiled_hidden has no dropout version (fused_forward_2_dropout is one dispatch): "
+                             "use dropout or tiled_hidden, not both")
+        if self.tiled_hidden and self.split_hidden:
+            raise ValueError("tiled_hidden and split_hidden are two ways to split the forward pass: "
                              "use one or the other")
-        if not self.layer1_tiled and (layer1_defines or head_defines):
-            raise ValueError("layer1_defines and head_defines tune the layer1_tiled shaders: pass layer1_tiled=True")
+        if not self.tiled_hidden and (hidden_defines or head_defines):
+            raise ValueError("hidden_defines and head_defines tune the tiled_hidden shaders: pass tiled_hidden=True")
         predict_defines = self._forward_defines(None if self.split_hidden else forward_defines)
         self.forward_defines = (dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(forward_defines or {}))
                                 if self.split_hidden else predict_defines)
         tuned = TUNED["small" if self.H <= 256 else "wide"]["backward"] if not dropping else {}
         self.backward_defines = dict(tuned, **(backward_defines or {}), OPTIMIZER=OPTIMIZER_DEFINE[self.kind])
         forward = FORWARD_SPLIT if self.split_hidden else FORWARD_DROPOUT if dropping else FORWARD
-        self.head = None  # layer1_tiled: self.forward is layer 1 alone, self.head the rest of the forward half
-        if self.layer1_tiled:
-            forward = LAYER1_TILED
-            self.forward_defines = dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(layer1_defines or {}))
+        self.head = None  # tiled_hidden: self.forward is layer 1 alone, self.head the rest of the forward half
+        if self.tiled_hidden:
+            forward = HIDDEN_TILED
+            self.forward_defines = dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(hidden_defines or {}))
             self.head_defines = dict(head_defines or {})
             self.head = gl.Kernel(ctx, HEAD, self.head_defines)
         self.forward = gl.Kernel(ctx, forward, self.forward_defines)
@@ -137,7 +137,7 @@ class FusedMLP(Trainer):
             self.maxnorm = self.kernels["maxnorm"] = gl.Kernel(ctx, MAXNORM)
             self.maxnorm.set(n_in=self.K, n_hidden=self.H, max_norm=self.max_norm)
             self._maxnorm_groups = self.maxnorm.groups(n_hidden=self.H)
-        self.S = (self.head if self.layer1_tiled else self.forward).define("SB" if self.split_hidden else "S")
+        self.S = (self.head if self.tiled_hidden else self.forward).define("SB" if self.split_hidden else "S")
 
         B, H = self.batch_size, self.H
         for name, shape in (("A1", (B, H)), ("dZ1", (B, H)), ("dlogits", (B, N_OUT)), ("losses", (max(self.n, 1),))):
@@ -234,7 +234,7 @@ class FusedMLP(Trainer):
     def step(self, s: int) -> None:
         """Queue training step s of the current epoch (start_epoch bound the buffers): two dispatches,
         each followed by a barrier (fused_backward_1 reads A1, dZ1, dlogits; the next step reads the
-        updated weights); with layer1_tiled the head's between them (it reads the A1 that layer 1 wrote);
+        updated weights); with tiled_hidden the head's between them (it reads the A1 that layer 1 wrote);
         with max_norm one more, after the update. Nothing is read back."""
         groups = self.plan[s]
         self._u_step[0].value = s
@@ -244,7 +244,7 @@ class FusedMLP(Trainer):
             self._u_rng_step[1].value = t
         self.forward.program.run(*groups[0])
         self.ctx.memory_barrier(STORAGE_BARRIER)
-        if self.head is not None:  # layer1_tiled: the rest of the forward half, from A1
+        if self.head is not None:  # tiled_hidden: the rest of the forward half, from A1
             self._u_step_head.value = s
             self.head.program.run(*groups[1])
             self.ctx.memory_barrier(STORAGE_BARRIER)

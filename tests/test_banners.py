@@ -18,7 +18,7 @@ from helpers import banner, gl
 GLSL = Path(__file__).resolve().parent.parent / "glsl"
 SHADERS = sorted(GLSL.glob("*.comp"))
 IDS = [path.name for path in SHADERS]
-NAME = re.compile(r"([a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)*)_([1-9][0-9]*)_([a-z0-9]+)\.comp")   # operation words may end in digits: fused_layer1
+NAME = re.compile(r"([a-z]+(?:_[a-z]+)*)_([1-9][0-9]*)_([a-z0-9]+)\.comp")
 SHADER_REFERENCE = re.compile(r"\b[a-z]+(?:_[a-z]+)*_\d+(?:_[a-z0-9]+)?\b")   # matmul_2_tiled, or a stale matmul_2
 # Sample sizes for every uniform and data size a banner names: awkward, not multiples of any tile.
 SIZES = dict(B=37, K=70, N=13, M=29, C=10, n=1001, start=5, slot=3, n_in=784, n_hidden=130, n_samples=1000,

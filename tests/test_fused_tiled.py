@@ -1,4 +1,4 @@
-"""FusedMLP(layer1_tiled=True): its two forward shaders (glsl/fused_layer1_1_tiled.comp, then
+"""FusedMLP(tiled_hidden=True): its two forward shaders (glsl/fused_hidden_1_tiled.comp, then
 glsl/fused_head_1_xent.comp) against NumPy and against fused_forward_1_xent, and its three-dispatch steps
 against the two-dispatch trainer's.
 
@@ -29,7 +29,7 @@ def make_trainer(ctx, n_in=784, hidden=37, optimizer=None, batch_size=37, tiled=
     images, labels, _ = make_data(n_in)
     params = reference.init_params(n_in, hidden, 10, seed=1)
     trainer = fused_mlp.FusedMLP(ctx, params, images, labels, optimizer=optimizer or reference.SGD(0.3),
-                                 batch_size=batch_size, seed=3, layer1_tiled=tiled, **options)
+                                 batch_size=batch_size, seed=3, tiled_hidden=tiled, **options)
     return trainer, params
 
 
@@ -64,10 +64,10 @@ def assert_unwritten(out, name, count, start=0):
     (784, 37, 0, None), (784, 100, 1, None), (20, 100, 0, None),
     (784, 37, 1, dict(RB=3, TQ=4, KS=5)), (20, 37, 1, dict(RB=16, TQ=2, KS=1))],
     ids=["784-37", "784-100-leftover", "20-100", "784-37-RB3-TQ4-KS5", "20-37-RB16-KS1"])
-def test_layer1_matches_reference(ctx, n_in, hidden, step, defines):
-    """fused_layer1_1_tiled writes A1 of the batch's rows and nothing else."""
-    trainer, params = make_trainer(ctx, n_in, hidden, layer1_defines=defines)
-    assert trainer.forward.name == fused_mlp.LAYER1_TILED
+def test_hidden_layer_matches_reference(ctx, n_in, hidden, step, defines):
+    """fused_hidden_1_tiled writes A1 of the batch's rows and nothing else."""
+    trainer, params = make_trainer(ctx, n_in, hidden, hidden_defines=defines)
+    assert trainer.forward.name == fused_mlp.HIDDEN_TILED
     assert trainer.forward.define("VEC4") == int(hidden % 4 == 0)
     count, _, ref = batch_reference(params, n_in, step)
     poison(trainer)
@@ -174,30 +174,30 @@ def test_dispatches_and_group_counts(ctx):
     banners give at the H100's sizes (batch 128 of 60,000 images: the last batch holds 96)."""
     trainer, _ = make_trainer(ctx, hidden=100, max_norm=2.0)
     names = [kernel.name for kernel, _ in trainer.dispatches(1)]
-    assert names == [fused_mlp.LAYER1_TILED, fused_mlp.HEAD, fused_mlp.BACKWARD, fused_mlp.MAXNORM]
+    assert names == [fused_mlp.HIDDEN_TILED, fused_mlp.HEAD, fused_mlp.BACKWARD, fused_mlp.MAXNORM]
     assert trainer.dispatches_per_step == 4 and trainer.plan[1][:2] == ((4, 2, 1), (13, 1, 1))  # 13 leftover
     assert trainer.predictor.name == fused_mlp.PREDICT
     before = trainer.read("params")
     assert list(profile.profile_step(trainer, repeat=2)["kernel"]) == names   # the profiler times all four
     assert np.array_equal(trainer.read("params"), before)
     trainer.release()
-    layer1 = gl.Kernel(ctx, fused_mlp.LAYER1_TILED)
+    hidden = gl.Kernel(ctx, fused_mlp.HIDDEN_TILED)
     head = gl.Kernel(ctx, fused_mlp.HEAD)
     sizes = dict(batch_size=128, n_samples=60_000)
-    assert layer1.groups(n_hidden=800, step=0, **sizes) == (25, 16, 1)
-    assert layer1.groups(n_hidden=128, step=0, **sizes) == (4, 16, 1)
-    assert layer1.groups(n_hidden=800, step=468, **sizes) == (25, 12, 1)
+    assert hidden.groups(n_hidden=800, step=0, **sizes) == (25, 16, 1)
+    assert hidden.groups(n_hidden=128, step=0, **sizes) == (4, 16, 1)
+    assert hidden.groups(n_hidden=800, step=468, **sizes) == (25, 12, 1)
     assert head.groups(step=0, **sizes) == (128, 1, 1) and head.groups(step=468, **sizes) == (96, 1, 1)
-    d = layer1.define
+    d = hidden.define
     assert 4 * max(d("RB") * d("MAX_IN"), d("KS") * d("RB") * 4 * d("TQ")) <= fused_mlp.SHARED_BYTES
 
 
 @pytest.mark.parametrize("options, match", [
-    (dict(dropout=(0.8, 0.5)), "layer1_tiled has no dropout version"),
-    (dict(split_hidden=True), "layer1_tiled and split_hidden are two ways"),
-    (dict(tiled=False, layer1_defines=dict(RB=4)), "pass layer1_tiled=True"),
-    (dict(tiled=False, head_defines=dict(S=2)), "pass layer1_tiled=True")],
-    ids=["dropout", "split_hidden", "layer1_defines", "head_defines"])
+    (dict(dropout=(0.8, 0.5)), "tiled_hidden has no dropout version"),
+    (dict(split_hidden=True), "tiled_hidden and split_hidden are two ways"),
+    (dict(tiled=False, hidden_defines=dict(RB=4)), "pass tiled_hidden=True"),
+    (dict(tiled=False, head_defines=dict(S=2)), "pass tiled_hidden=True")],
+    ids=["dropout", "split_hidden", "hidden_defines", "head_defines"])
 def test_refused_combinations(ctx, options, match):
     with pytest.raises(ValueError, match=match):
         make_trainer(ctx, **options)

@@ -12,7 +12,7 @@ torch.cuda.synchronize(), JAX's block_until_ready):
   * the wide net 784-800-10 (momentum), the net of notebook 05's accuracy run;
   * both nets with the forward pass split over hidden units (fused_forward_3_split, notebook 07);
   * both nets in three dispatches a step, layer 1 as a tiled product shared by RB samples
-    (FusedMLP(layer1_tiled=True): fused_layer1_1_tiled, fused_head_1_xent, then the backward);
+    (FusedMLP(tiled_hidden=True): fused_hidden_1_tiled, fused_head_1_xent, then the backward);
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
     epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order;
   * JAX, where it is installed: jit of lax.scan over the epoch, in a process of its own (jax_epoch.py),
@@ -163,7 +163,7 @@ def run(ctx, quick: bool) -> list[dict]:
     def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False, tiled=False):
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                      optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split,
-                                     layer1_tiled=tiled)
+                                     tiled_hidden=tiled)
         losses = []
         trainer.start_epoch(0)
         profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
@@ -293,7 +293,7 @@ def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) ->
 FORWARD_SWEEP = [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (8, 16, 32)]           # JT 32
 SPLIT_SWEEP = [dict(SB=sb, HQ=hq, KS=ks) for sb in (4, 8, 16) for hq in (4, 8, 16) for ks in (8, 16, 32)
                if hq * ks <= 1024 and 4 * sb * (196 + ks * 4 * hq + 4 * hq + 10) <= 48 * 1024]
-# fused_layer1_1_tiled (RB samples x 4*TQ hidden units a work group, KS input slices) and fused_head_1_xent
+# fused_hidden_1_tiled (RB samples x 4*TQ hidden units a work group, KS input slices) and fused_head_1_xent
 LAYER1_SWEEP = [dict(RB=rb, TQ=tq, KS=ks) for rb in (4, 8) for tq in (8, 16, 32) for ks in (4, 8, 16, 32)
                 if tq * ks <= 1024 and 4 * max(rb * 784, ks * rb * 4 * tq) <= 48 * 1024]
 HEAD_SWEEP = [dict(S=s, LOCAL=local) for s in (1, 2, 4) for local in (128, 256)]
@@ -358,14 +358,14 @@ COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
 def step_anatomy(ctx, trainer, repeat: int) -> dict:
     """Seconds per step of a fused trainer issued four ways, in streams (GPU kept busy): each kernel alone,
     the step as train() issues it (the step uniform changes every step), the same step number every time,
-    and the step's dispatches (two, or three with layer1_tiled) with no uniform written at all."""
+    and the step's dispatches (two, or three with tiled_hidden) with no uniform written at all."""
     clock = timing.Clock(ctx)
     trainer.start_epoch(0)
     trainer.step(0)
     profile.warm_up(ctx, lambda: trainer.step(0))
     steps = trainer.steps_per_epoch
     passes = trainer.dispatches(0)
-    role = {trainer.forward: "layer 1" if trainer.layer1_tiled else "forward", trainer.head: "head",
+    role = {trainer.forward: "layer 1" if trainer.tiled_hidden else "forward", trainer.head: "head",
             trainer.backward: "backward", trainer.maxnorm: "max-norm"}
 
     def bare():
@@ -387,7 +387,7 @@ def step_anatomy(ctx, trainer, repeat: int) -> dict:
 
 
 def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
-    """Each tunable set of grids["forward"] / grids["backward"] (and grids["head"] with layer1_tiled) timed
+    """Each tunable set of grids["forward"] / grids["backward"] (and grids["head"] with tiled_hidden) timed
     as one dispatch + barrier (profile.dispatch_seconds) with the trainer's shaders and bound buffers at
     step 0; shapes that do not compile (a #error of the shader) or need more than 48 KiB of shared memory
     are skipped."""
@@ -443,8 +443,8 @@ def sweep(ctx, quick: bool) -> dict:
             return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                       optimizer=optimizer, batch_size=BATCH, seed=0,
                                       forward_defines=None if tiled else forward, backward_defines=backward,
-                                      split_hidden=way == "split", layer1_tiled=tiled,
-                                      layer1_defines=forward if tiled else None, head_defines=head)
+                                      split_hidden=way == "split", tiled_hidden=tiled,
+                                      hidden_defines=forward if tiled else None, head_defines=head)
         best = {}
         for way, grids in (("fused", {"forward": FORWARD_SWEEP, "backward": BACKWARD_SWEEP}),
                            ("split", {"forward": SPLIT_SWEEP}),
@@ -474,7 +474,7 @@ def sweep(ctx, quick: bool) -> dict:
             trainer.release()
             out["epochs"].append(_row(f"fused 784-{hidden}-10 {type(optimizer).__name__} ({label})", times,
                                       forward=f, head=h, backward=b, split_hidden=way == "split",
-                                      layer1_tiled=way == "3-pass"))
+                                      tiled_hidden=way == "3-pass"))
             print(f"epoch with {label}: {out['epochs'][-1]['ms']:.2f} ms  (forward {f}, "
                   f"{f'head {h}, ' if h else ''}backward {b})")
     return out

@@ -1,5 +1,5 @@
 #version 430
-// fused_layer1_1_tiled.comp: the first layer of a training step for the whole batch, A1 = relu(X·W1 + b1),
+// fused_hidden_1_tiled.comp: the first layer of a training step for the whole batch, A1 = relu(X·W1 + b1),
 //   with X gathered from the resident uint8 images through the epoch's index buffer, as a tiled matrix
 //   product: a work group computes RB batch rows × TN = 4*TQ hidden units, so RB samples share every
 //   weight of W1 it reads (fused_head_1_xent does the rest of the step's forward half from A1)
