@@ -294,7 +294,7 @@ FORWARD_SWEEP = [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (8, 16, 32)]     
 SPLIT_SWEEP = [dict(SB=sb, HQ=hq, KS=ks) for sb in (4, 8, 16) for hq in (4, 8, 16) for ks in (8, 16, 32)
                if hq * ks <= 1024 and 4 * sb * (196 + ks * 4 * hq + 4 * hq + 10) <= 48 * 1024]
 # fused_hidden_1_tiled (RB samples x 4*TQ hidden units a work group, KS input slices) and fused_head_1_xent
-LAYER1_SWEEP = [dict(RB=rb, TQ=tq, KS=ks) for rb in (4, 8) for tq in (8, 16, 32) for ks in (4, 8, 16, 32)
+HIDDEN_SWEEP = [dict(RB=rb, TQ=tq, KS=ks) for rb in (4, 8) for tq in (8, 16, 32) for ks in (4, 8, 16, 32)
                 if tq * ks <= 1024 and 4 * max(rb * 784, ks * rb * 4 * tq) <= 48 * 1024]
 HEAD_SWEEP = [dict(S=s, LOCAL=local) for s in (1, 2, 4) for local in (128, 256)]
 BACKWARD_SWEEP = [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128)
@@ -448,7 +448,7 @@ def sweep(ctx, quick: bool) -> dict:
         best = {}
         for way, grids in (("fused", {"forward": FORWARD_SWEEP, "backward": BACKWARD_SWEEP}),
                            ("split", {"forward": SPLIT_SWEEP}),
-                           ("3-pass", {"forward": LAYER1_SWEEP, "head": HEAD_SWEEP})):
+                           ("3-pass", {"forward": HIDDEN_SWEEP, "head": HEAD_SWEEP})):
             trainer = make(dict(SB=4, HQ=4) if way == "split" else None, way=way)  # the split's largest scratch
             label = f"784-{hidden}-10{'' if way == 'fused' else ' ' + way}"
             out["anatomy"][label] = step_anatomy(ctx, trainer, repeat)
