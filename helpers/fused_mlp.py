@@ -62,8 +62,10 @@ OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
 # Tunables the H100 sweep chose by hidden size (python -m helpers.bench.fused sweep, kept in
 # notebooks/results/fused-sweep-h100.json) over the shaders' own #defines; overrides win, and the dropout
 # shaders keep their own defaults (notebook 06's runs).
-TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1)},      # H <= 256
-         "wide": {"forward": dict(KS=32), "backward": dict(BC=32, TJ=32, TKT=8, KPT=4)}}  # H > 256
+TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1),      # H <= 256
+                   "hidden": dict(RB=4, TQ=16, KS=16), "head": dict(S=1, LOCAL=256)},
+         "wide": {"forward": dict(KS=32), "backward": dict(BC=32, TJ=32, TKT=8, KPT=4),   # H > 256
+                  "hidden": dict(RB=4, TQ=32, KS=8), "head": dict(S=1, LOCAL=256)}}
 SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 
@@ -124,8 +126,10 @@ class FusedMLP(Trainer):
         self.head = None  # tiled_hidden: self.forward is layer 1 alone, self.head the rest of the forward half
         if self.tiled_hidden:
             forward = HIDDEN_TILED
-            self.forward_defines = dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(hidden_defines or {}))
-            self.head_defines = dict(head_defines or {})
+            size = "small" if self.H <= 256 else "wide"
+            self.forward_defines = dict(TUNED[size]["hidden"], MAX_IN=self.K, VEC4=int(self.H % 4 == 0),
+                                        **(hidden_defines or {}))
+            self.head_defines = dict(TUNED[size]["head"], **(head_defines or {}))
             self.head = gl.Kernel(ctx, HEAD, self.head_defines)
         self.forward = gl.Kernel(ctx, forward, self.forward_defines)
         self.backward = gl.Kernel(ctx, BACKWARD_DROPOUT if dropping else BACKWARD, self.backward_defines)

@@ -175,7 +175,9 @@ def test_dispatches_and_group_counts(ctx):
     trainer, _ = make_trainer(ctx, hidden=100, max_norm=2.0)
     names = [kernel.name for kernel, _ in trainer.dispatches(1)]
     assert names == [fused_mlp.HIDDEN_TILED, fused_mlp.HEAD, fused_mlp.BACKWARD, fused_mlp.MAXNORM]
-    assert trainer.dispatches_per_step == 4 and trainer.plan[1][:2] == ((4, 2, 1), (13, 1, 1))  # 13 leftover
+    tq, rb = trainer.forward.define("TQ"), trainer.forward.define("RB")
+    assert trainer.dispatches_per_step == 4
+    assert trainer.plan[1][:2] == ((-(-100 // (4 * tq)), -(-13 // rb), 1), (13, 1, 1))  # 13 leftover
     assert trainer.predictor.name == fused_mlp.PREDICT
     before = trainer.read("params")
     assert list(profile.profile_step(trainer, repeat=2)["kernel"]) == names   # the profiler times all four
