@@ -36,7 +36,6 @@ Wide nets can spend a third dispatch to read W1 fewer times (off by default):
                                group owns RB samples x TN hidden units, so RB samples share each W1 tile
                                it reads (fused_forward_1 reads all of W1 in every work group)
     fused_head_1_xent.comp     from A1: logits, softmax cross-entropy, dlogits, dZ1 (fused_forward_1's rest)
-    fused_hidden_2_blocked.comp  hidden_shader=HIDDEN_BLOCKED: layer 1 register-blocked, BM samples x BN units a group
 
 then fused_backward_1_update as before: three dispatches and three barriers a step, the same buffers.
 """
@@ -55,7 +54,6 @@ FORWARD_DROPOUT, BACKWARD_DROPOUT, MAXNORM = ("fused_forward_2_dropout.comp", "f
                                               "maxnorm_1_columns.comp")
 FORWARD_SPLIT = "fused_forward_3_split.comp"
 HIDDEN_TILED, HEAD = "fused_hidden_1_tiled.comp", "fused_head_1_xent.comp"
-HIDDEN_BLOCKED = "fused_hidden_2_blocked.comp"  # version 2 of layer 1: no TUNED entry until it is measured
 # Binding points shared by the fused shaders (see their banners); 10 and 11 are fused_predict_1's,
 # 12 and 13 fused_forward_3_split's scratch.
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
@@ -78,22 +76,6 @@ def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int, KS: int, dropout: bo
     return 4 * S * (n_in + KS * 4 * JT + n_hidden + N_OUT + (2 if dropout else 0))
 
 
-def blocked_defines(overrides: dict | None) -> dict:
-    """fused_hidden_2_blocked's overrides with THREADS = (BM/TM)*(BN/TN)*KS filled in where not given."""
-    defines = dict(overrides or {})
-    if "THREADS" not in defines:
-        source = gl.shader_source(HIDDEN_BLOCKED)
-        d = {name: int(defines.get(name, gl.define(source, name))) for name in ("BM", "BN", "TM", "TN", "KS")}
-        defines["THREADS"] = d["BM"] // d["TM"] * (d["BN"] // d["TN"]) * d["KS"]
-    return defines
-
-
-def blocked_shared_bytes(BM: int, BN: int, BK: int, KS: int) -> int:
-    """Shared memory fused_hidden_2_blocked needs: two copies of the X and W1 tiles, or the partial sums of
-    KS-1 slices, whichever is larger, and BM row offsets: 16*max(KS*BK*(BM+BN)/2, (KS-1)*BM*BN/4) + 4*BM."""
-    return 16 * max(KS * BK * (BM + BN) // 2, (KS - 1) * BM * BN // 4) + 4 * BM
-
-
 class FusedMLP(Trainer):
     """784-H-10 training in two dispatches and two barriers a step, three with tiled_hidden (module docstring);
     the API is mlp.Trainer's. forward_defines / backward_defines override the shaders' tunables (S, JT, KS /
@@ -101,9 +83,7 @@ class FusedMLP(Trainer):
     pair of shaders); max_norm=c adds the max-norm dispatch after every update (notebook 06).
     tiled_hidden=True runs the forward half as two dispatches (fused_hidden_1_tiled, then fused_head_1_xent:
     self.forward and self.head), tuned by hidden_defines (RB, TQ, KS) and head_defines (S, LOCAL);
-    forward_defines then tune fused_predict_1 only. It has no dropout or split_hidden version.
-    hidden_shader=HIDDEN_BLOCKED runs layer 1 as fused_hidden_2_blocked instead, tuned by hidden_defines
-    (BM, BN, TM, TN, BK, KS; THREADS follows from them unless given) over its own #defines."""
+    forward_defines then tune fused_predict_1 only. It has no dropout or split_hidden version."""
 
     BINDINGS = BINDINGS
     dispatches_per_step = 2
@@ -112,7 +92,7 @@ class FusedMLP(Trainer):
                  seed: int = 0, check_every: int = 50, forward_defines: dict | None = None,
                  backward_defines: dict | None = None, dropout: tuple | None = None, max_norm: float | None = None,
                  split_hidden: bool = False, tiled_hidden: bool = False, hidden_defines: dict | None = None,
-                 head_defines: dict | None = None, hidden_shader: str = HIDDEN_TILED):
+                 head_defines: dict | None = None):
         super().__init__(ctx, params, images, labels, optimizer=optimizer, batch_size=batch_size, seed=seed,
                          check_every=check_every)
         self.dropout = None if dropout is None else tuple(float(k) for k in dropout)
@@ -135,12 +115,8 @@ class FusedMLP(Trainer):
         if self.tiled_hidden and self.split_hidden:
             raise ValueError("tiled_hidden and split_hidden are two ways to split the forward pass: "
                              "use one or the other")
-        if hidden_shader not in (HIDDEN_TILED, HIDDEN_BLOCKED):
-            raise ValueError(f"hidden_shader is {HIDDEN_TILED!r} (the default) or {HIDDEN_BLOCKED!r}; "
-                             f"got {hidden_shader!r}")
-        if not self.tiled_hidden and (hidden_defines or head_defines or hidden_shader != HIDDEN_TILED):
-            raise ValueError("hidden_defines, head_defines and hidden_shader choose and tune the tiled_hidden "
-                             "shaders: pass tiled_hidden=True")
+        if not self.tiled_hidden and (hidden_defines or head_defines):
+            raise ValueError("hidden_defines and head_defines tune the tiled_hidden shaders: pass tiled_hidden=True")
         predict_defines = self._forward_defines(None if self.split_hidden else forward_defines)
         self.forward_defines = (dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(forward_defines or {}))
                                 if self.split_hidden else predict_defines)
@@ -149,13 +125,10 @@ class FusedMLP(Trainer):
         forward = FORWARD_SPLIT if self.split_hidden else FORWARD_DROPOUT if dropping else FORWARD
         self.head = None  # tiled_hidden: self.forward is layer 1 alone, self.head the rest of the forward half
         if self.tiled_hidden:
-            forward = hidden_shader
+            forward = HIDDEN_TILED
             size = "small" if self.H <= 256 else "wide"
-            if forward == HIDDEN_TILED:
-                self.forward_defines = dict(TUNED[size]["hidden"], MAX_IN=self.K, VEC4=int(self.H % 4 == 0),
-                                            **(hidden_defines or {}))
-            else:  # its own #defines until a sweep has measured it; THREADS follows from the block shape
-                self.forward_defines = blocked_defines(hidden_defines)
+            self.forward_defines = dict(TUNED[size]["hidden"], MAX_IN=self.K, VEC4=int(self.H % 4 == 0),
+                                        **(hidden_defines or {}))
             self.head_defines = dict(TUNED[size]["head"], **(head_defines or {}))
             self.head = gl.Kernel(ctx, HEAD, self.head_defines)
         self.forward = gl.Kernel(ctx, forward, self.forward_defines)

@@ -1,12 +1,10 @@
 """FusedMLP(tiled_hidden=True): its two forward shaders (glsl/fused_hidden_1_tiled.comp, then
 glsl/fused_head_1_xent.comp) against NumPy and against fused_forward_1_xent, and its three-dispatch steps
-against the two-dispatch trainer's; the layer-1 tests and the steps again with layer 1's version 2,
-glsl/fused_hidden_2_blocked.comp (hidden_shader=HIDDEN_BLOCKED).
+against the two-dispatch trainer's.
 
 Awkward shapes: hidden 37 (read one float at a time, VEC4 0) and 100 (vec4 reads, a part-filled last tile),
 n_in 784 and 20, an epoch of 50 samples in batches of 37 (the second batch a leftover of 13), tunables that
-divide nothing (version 2: 8×16 and 12×24 blocks, chunks of 12 inputs, 1 or 3 slices of K); every output
-buffer poisoned with NaN before the dispatch.
+divide nothing; every output buffer poisoned with NaN before the dispatch.
 """
 
 import numpy as np
@@ -18,11 +16,6 @@ from helpers.bench import profile
 N = 50
 RTOL = 1e-5
 OUTPUTS = ("A1", "dZ1", "dlogits", "losses")
-HIDDEN_SHADERS = (fused_mlp.HIDDEN_TILED, fused_mlp.HIDDEN_BLOCKED)
-# Tunables that divide nothing, two sets a layer-1 shader (fused_hidden_2_blocked: THREADS from the shape)
-ODD = {fused_mlp.HIDDEN_TILED: (dict(RB=3, TQ=4, KS=5), dict(RB=16, TQ=2, KS=1)),
-       fused_mlp.HIDDEN_BLOCKED: (dict(BM=8, BN=16, TM=8, TN=4, BK=12, KS=1),
-                                  dict(BM=12, BN=24, TM=4, TN=8, BK=4, KS=3))}
 
 
 def make_data(n_in=784, seed=7, n=N):
@@ -67,19 +60,15 @@ def assert_unwritten(out, name, count, start=0):
         f"{name} written outside this batch's rows"
 
 
-@pytest.mark.parametrize("n_in, hidden, step, odd", [
-    (784, 37, 0, None), (784, 100, 1, None), (20, 100, 0, None), (784, 37, 1, 0), (20, 37, 1, 1), (784, 100, 0, 0)],
-    ids=["784-37", "784-100-leftover", "20-100", "784-37-odd", "20-37-odd-leftover", "784-100-odd"])
-@pytest.mark.parametrize("shader", HIDDEN_SHADERS, ids=["v1", "v2"])
-def test_hidden_layer_matches_reference(ctx, shader, n_in, hidden, step, odd):
-    """The layer-1 shader writes A1 of the batch's rows and nothing else."""
-    defines = None if odd is None else ODD[shader][odd]
-    trainer, params = make_trainer(ctx, n_in, hidden, hidden_defines=defines, hidden_shader=shader)
-    assert trainer.forward.name == shader
-    if shader == fused_mlp.HIDDEN_TILED:
-        assert trainer.forward.define("VEC4") == int(hidden % 4 == 0)
-    for name, value in (defines or {}).items():
-        assert trainer.forward.define(name) == value
+@pytest.mark.parametrize("n_in, hidden, step, defines", [
+    (784, 37, 0, None), (784, 100, 1, None), (20, 100, 0, None),
+    (784, 37, 1, dict(RB=3, TQ=4, KS=5)), (20, 37, 1, dict(RB=16, TQ=2, KS=1))],
+    ids=["784-37", "784-100-leftover", "20-100", "784-37-RB3-TQ4-KS5", "20-37-RB16-KS1"])
+def test_hidden_layer_matches_reference(ctx, n_in, hidden, step, defines):
+    """fused_hidden_1_tiled writes A1 of the batch's rows and nothing else."""
+    trainer, params = make_trainer(ctx, n_in, hidden, hidden_defines=defines)
+    assert trainer.forward.name == fused_mlp.HIDDEN_TILED
+    assert trainer.forward.define("VEC4") == int(hidden % 4 == 0)
     count, _, ref = batch_reference(params, n_in, step)
     poison(trainer)
     out = run(trainer, step, 0)
@@ -132,14 +121,11 @@ def test_both_passes_write_what_fused_forward_1_writes(ctx, hidden, step):
 @pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9)],
                          ids=["SGD", "Momentum"])
 @pytest.mark.parametrize("hidden, max_norm", [(37, None), (100, None), (100, 1.0)], ids=["H37", "H100", "H100-maxnorm"])
-@pytest.mark.parametrize("shader", HIDDEN_SHADERS, ids=["v1", "v2"])
-def test_steps_match_the_two_dispatch_trainer(ctx, shader, make_optimizer, hidden, max_norm):
+def test_steps_match_the_two_dispatch_trainer(ctx, make_optimizer, hidden, max_norm):
     """Two epochs of whole steps (a full batch, then the leftover) leave the same weights, optimizer state
-    and losses as FusedMLP's two-dispatch steps, and as the NumPy reference's, with either layer-1 shader."""
-    trainers = {tiled: make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled=tiled, max_norm=max_norm,
-                                    **(dict(hidden_shader=shader) if tiled else {}))[0]
+    and losses as FusedMLP's two-dispatch steps, and as the NumPy reference's."""
+    trainers = {tiled: make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled=tiled, max_norm=max_norm)[0]
                 for tiled in (False, True)}
-    assert trainers[True].forward.name == shader
     assert trainers[True].dispatches_per_step == trainers[False].dispatches_per_step + 1
     losses = {}
     for tiled, trainer in trainers.items():
@@ -206,32 +192,14 @@ def test_dispatches_and_group_counts(ctx):
     assert head.groups(step=0, **sizes) == (128, 1, 1) and head.groups(step=468, **sizes) == (96, 1, 1)
     d = hidden.define
     assert 4 * max(d("RB") * d("MAX_IN"), d("KS") * d("RB") * 4 * d("TQ")) <= fused_mlp.SHARED_BYTES
-    blocked = gl.Kernel(ctx, fused_mlp.HIDDEN_BLOCKED)  # version 2: BM rows × BN hidden units a group
-    d = blocked.define
-    assert blocked.groups(n_hidden=800, step=0, **sizes) == (-(-800 // d("BN")), -(-128 // d("BM")), 1)
-    assert blocked.groups(n_hidden=800, step=468, **sizes) == (-(-800 // d("BN")), -(-96 // d("BM")), 1)
-    assert d("THREADS") == d("BM") // d("TM") * (d("BN") // d("TN")) * d("KS") <= 1024
-    assert fused_mlp.blocked_shared_bytes(d("BM"), d("BN"), d("BK"), d("KS")) <= fused_mlp.SHARED_BYTES
-
-
-def test_blocked_threads_follow_the_block_shape(ctx):
-    """hidden_defines for fused_hidden_2_blocked need no THREADS: (BM/TM)*(BN/TN)*KS over its defaults."""
-    trainer, _ = make_trainer(ctx, hidden=100, hidden_shader=fused_mlp.HIDDEN_BLOCKED, hidden_defines=dict(BM=32))
-    d = trainer.forward.define
-    assert d("BM") == 32 and d("THREADS") == 32 // d("TM") * (d("BN") // d("TN")) * d("KS")
-    trainer.release()
-    with pytest.raises(gl.ShaderError, match="THREADS must equal"):
-        make_trainer(ctx, hidden=100, hidden_shader=fused_mlp.HIDDEN_BLOCKED, hidden_defines=dict(BM=32, THREADS=64))
 
 
 @pytest.mark.parametrize("options, match", [
     (dict(dropout=(0.8, 0.5)), "tiled_hidden has no dropout version"),
     (dict(split_hidden=True), "tiled_hidden and split_hidden are two ways"),
     (dict(tiled=False, hidden_defines=dict(RB=4)), "pass tiled_hidden=True"),
-    (dict(tiled=False, head_defines=dict(S=2)), "pass tiled_hidden=True"),
-    (dict(tiled=False, hidden_shader=fused_mlp.HIDDEN_BLOCKED), "pass tiled_hidden=True"),
-    (dict(hidden_shader="fused_hidden_3_nope.comp"), "fused_hidden_1_tiled.comp.*fused_hidden_2_blocked.comp")],
-    ids=["dropout", "split_hidden", "hidden_defines", "head_defines", "hidden_shader-untiled", "hidden_shader-unknown"])
+    (dict(tiled=False, head_defines=dict(S=2)), "pass tiled_hidden=True")],
+    ids=["dropout", "split_hidden", "hidden_defines", "head_defines"])
 def test_refused_combinations(ctx, options, match):
     with pytest.raises(ValueError, match=match):
         make_trainer(ctx, **options)

@@ -12,8 +12,7 @@ torch.cuda.synchronize(), JAX's block_until_ready):
   * the wide net 784-800-10 (momentum), the net of notebook 05's accuracy run;
   * both nets with the forward pass split over hidden units (fused_forward_3_split, notebook 07);
   * both nets in three dispatches a step, layer 1 as a tiled product shared by RB samples
-    (FusedMLP(tiled_hidden=True): fused_hidden_1_tiled, fused_head_1_xent, then the backward), and the
-    wide net with layer 1 register-blocked (hidden_shader=fused_hidden_2_blocked.comp);
+    (FusedMLP(tiled_hidden=True): fused_hidden_1_tiled, fused_head_1_xent, then the backward);
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
     epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order;
   * JAX, where it is installed: jit of lax.scan over the epoch, in a process of its own (jax_epoch.py),
@@ -161,18 +160,17 @@ def run(ctx, quick: bool) -> list[dict]:
     steps = -(-n // BATCH)
     rows = []
 
-    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False, tiled=False, blocked=False):
+    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False, tiled=False):
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                      optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split,
-                                     tiled_hidden=tiled or blocked,
-                                     hidden_shader=fused_mlp.HIDDEN_BLOCKED if blocked else fused_mlp.HIDDEN_TILED)
+                                     tiled_hidden=tiled)
         losses = []
         trainer.start_epoch(0)
         profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
         times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
                             ctx.finish, epochs)
         kind = type(optimizer).__name__
-        way = " split" if split else " 3-pass blocked" if blocked else " 3-pass" if tiled else ""
+        way = " split" if split else " 3-pass" if tiled else ""
         row = _row(name or f"fused{way} 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
                    barriers_per_step=trainer.dispatches_per_step, steps=steps, samples_per_group=trainer.S,
                    loss=losses[-1])
@@ -202,9 +200,6 @@ def run(ctx, quick: bool) -> list[dict]:
             t, row = fused(optimizer, hidden=hidden, split=split, tiled=tiled)
             rows.append(row)
             t.release()
-    t, row = fused(reference.Momentum(0.2, 0.9), hidden=wide, blocked=True)  # layer 1 register-blocked (version 2)
-    rows.append(row)
-    t.release()
 
     # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
     unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
@@ -302,20 +297,6 @@ SPLIT_SWEEP = [dict(SB=sb, HQ=hq, KS=ks) for sb in (4, 8, 16) for hq in (4, 8, 1
 HIDDEN_SWEEP = [dict(RB=rb, TQ=tq, KS=ks) for rb in (4, 8) for tq in (8, 16, 32) for ks in (4, 8, 16, 32)
                 if tq * ks <= 1024 and 4 * max(rb * 784, ks * rb * 4 * tq) <= 48 * 1024]
 HEAD_SWEEP = [dict(S=s, LOCAL=local) for s in (1, 2, 4) for local in (128, 256)]
-
-
-def _blocked(BM, BN, TM, TN, BK, KS):
-    return dict(BM=BM, BN=BN, TM=TM, TN=TN, BK=BK, KS=KS, THREADS=BM // TM * (BN // TN) * KS)
-
-
-# fused_hidden_2_blocked (BM samples x BN hidden units a work group, TM x TN a thread, KS slices of K, chunks of
-# KS*BK inputs): 52 to 400 work groups at 128 x 800, within the shader's own 32 KiB and 64 to 1024 threads
-BLOCKED_SWEEP = [d for d in [_blocked(bm, bn, tm, tn, 8, ks) for bm, bn, tm, tn in
-                             ((8, 32, 4, 4), (8, 64, 4, 8), (16, 32, 4, 4), (16, 64, 4, 4), (16, 64, 4, 8),
-                              (32, 32, 4, 4), (32, 64, 4, 8), (32, 64, 8, 8)) for ks in (2, 4, 8)]
-                 + [_blocked(16, 32, 4, 4, bk, ks) for bk in (4, 16) for ks in (2, 4, 8)]
-                 if 64 <= d["THREADS"] <= 1024
-                 and fused_mlp.blocked_shared_bytes(d["BM"], d["BN"], d["BK"], d["KS"]) <= fused_mlp.SHARED_BYTES]
 BACKWARD_SWEEP = [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128)
                   for tj, tkt, kpt in ((32, 8, 2), (32, 8, 4), (32, 16, 1), (64, 4, 2), (16, 16, 1))]
 SM_SHADER = """#version 430
@@ -457,20 +438,17 @@ def sweep(ctx, quick: bool) -> dict:
               f"flags {result['flags']}, most polls {result['max_polls']}, slots ok {result['slots_ok']}")
     out["anatomy"], out["kernels"], out["epochs"] = {}, [], []
     for hidden, optimizer in ((HIDDEN, reference.SGD(LR)), (WIDE if not quick else 256, reference.Momentum(0.2, 0.9))):
-        def make(forward=None, backward=None, way="fused", head=None):  # way: fused, split, 3-pass, 3-pass blocked
-            tiled = way.startswith("3-pass")  # forward: the tunables of the step's first dispatch
-            shader = fused_mlp.HIDDEN_BLOCKED if way == "3-pass blocked" else fused_mlp.HIDDEN_TILED
+        def make(forward=None, backward=None, way="fused", head=None):  # way: fused, split or 3-pass
+            tiled = way == "3-pass"  # forward: the tunables of the step's first dispatch
             return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                       optimizer=optimizer, batch_size=BATCH, seed=0,
                                       forward_defines=None if tiled else forward, backward_defines=backward,
                                       split_hidden=way == "split", tiled_hidden=tiled,
-                                      hidden_defines=forward if tiled else None, head_defines=head,
-                                      hidden_shader=shader)
+                                      hidden_defines=forward if tiled else None, head_defines=head)
         best = {}
         for way, grids in (("fused", {"forward": FORWARD_SWEEP, "backward": BACKWARD_SWEEP}),
                            ("split", {"forward": SPLIT_SWEEP}),
-                           ("3-pass", {"forward": HIDDEN_SWEEP, "head": HEAD_SWEEP}),
-                           ("3-pass blocked", {"forward": BLOCKED_SWEEP})):  # the head's best from 3-pass
+                           ("3-pass", {"forward": HIDDEN_SWEEP, "head": HEAD_SWEEP})):
             trainer = make(dict(SB=4, HQ=4) if way == "split" else None, way=way)  # the split's largest scratch
             label = f"784-{hidden}-10{'' if way == 'fused' else ' ' + way}"
             out["anatomy"][label] = step_anatomy(ctx, trainer, repeat)
@@ -488,9 +466,7 @@ def sweep(ctx, quick: bool) -> dict:
                                     ("best", "fused", best["forward", "fused"], None, best["backward", "fused"]),
                                     ("split, best", "split", best["forward", "split"], None, best["backward", "fused"]),
                                     ("3-pass, best", "3-pass", best["forward", "3-pass"], best["head", "3-pass"],
-                                     best["backward", "fused"]),
-                                    ("3-pass blocked, best", "3-pass blocked", best["forward", "3-pass blocked"],
-                                     best["head", "3-pass"], best["backward", "fused"])):
+                                     best["backward", "fused"])):
             trainer = make(f, b, way, h)
             trainer.start_epoch(0)
             profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
@@ -498,9 +474,7 @@ def sweep(ctx, quick: bool) -> dict:
             trainer.release()
             out["epochs"].append(_row(f"fused 784-{hidden}-10 {type(optimizer).__name__} ({label})", times,
                                       forward=f, head=h, backward=b, split_hidden=way == "split",
-                                      tiled_hidden=way.startswith("3-pass"),
-                                      hidden_shader=fused_mlp.HIDDEN_BLOCKED if way == "3-pass blocked"
-                                      else fused_mlp.HIDDEN_TILED if way == "3-pass" else None))
+                                      tiled_hidden=way == "3-pass"))
             print(f"epoch with {label}: {out['epochs'][-1]['ms']:.2f} ms  (forward {f}, "
                   f"{f'head {h}, ' if h else ''}backward {b})")
     return out
