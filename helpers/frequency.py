@@ -84,13 +84,15 @@ class FrequencyLog:
 
     def median_mhz(self, windows=None) -> float | None:
         """Median SM clock (MHz) of the samples inside `windows` (see inside); None if there are none."""
-        clocks = [mhz for _, mhz, _ in self.inside(windows)]
-        return statistics.median(clocks) if clocks else None
+        return self._median(1, windows)
 
     def median_busy(self, windows=None) -> float | None:
         """Median utilisation (% of the sample period in which a kernel ran) inside `windows`; None if none."""
-        busy = [b for _, _, b in self.inside(windows)]
-        return statistics.median(busy) if busy else None
+        return self._median(2, windows)
+
+    def _median(self, column: int, windows) -> float | None:
+        values = [sample[column] for sample in self.inside(windows)]
+        return statistics.median(values) if values else None
 
 
 def verdict(slower: float, clock_ratio: float, margin: float = 0.15) -> str:

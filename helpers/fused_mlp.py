@@ -117,19 +117,19 @@ class FusedMLP(Trainer):
                              "use one or the other")
         if not self.tiled_hidden and (hidden_defines or head_defines):
             raise ValueError("hidden_defines and head_defines tune the tiled_hidden shaders: pass tiled_hidden=True")
+        self.tuned = TUNED["small" if self.H <= 256 else "wide"]  # the H100 sweep's row for this hidden size
         predict_defines = self._forward_defines(None if self.split_hidden else forward_defines)
         self.forward_defines = (dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(forward_defines or {}))
                                 if self.split_hidden else predict_defines)
-        tuned = TUNED["small" if self.H <= 256 else "wide"]["backward"] if not dropping else {}
+        tuned = self.tuned["backward"] if not dropping else {}
         self.backward_defines = dict(tuned, **(backward_defines or {}), OPTIMIZER=OPTIMIZER_DEFINE[self.kind])
         forward = FORWARD_SPLIT if self.split_hidden else FORWARD_DROPOUT if dropping else FORWARD
         self.head = None  # tiled_hidden: self.forward is layer 1 alone, self.head the rest of the forward half
         if self.tiled_hidden:
             forward = HIDDEN_TILED
-            size = "small" if self.H <= 256 else "wide"
-            self.forward_defines = dict(TUNED[size]["hidden"], MAX_IN=self.K, VEC4=int(self.H % 4 == 0),
+            self.forward_defines = dict(self.tuned["hidden"], MAX_IN=self.K, VEC4=int(self.H % 4 == 0),
                                         **(hidden_defines or {}))
-            self.head_defines = dict(TUNED[size]["head"], **(head_defines or {}))
+            self.head_defines = dict(self.tuned["head"], **(head_defines or {}))
             self.head = gl.Kernel(ctx, HEAD, self.head_defines)
         self.forward = gl.Kernel(ctx, forward, self.forward_defines)
         self.backward = gl.Kernel(ctx, BACKWARD_DROPOUT if dropping else BACKWARD, self.backward_defines)
@@ -173,7 +173,7 @@ class FusedMLP(Trainer):
     def _forward_defines(self, overrides: dict | None) -> dict:
         defines = dict(MAX_IN=self.K, MAX_H=self.H, VEC4=int(self.H % 4 == 0))
         if self.dropout is None:
-            defines.update(TUNED["small" if self.H <= 256 else "wide"]["forward"])
+            defines.update(self.tuned["forward"])
         defines.update(overrides or {})
         if "S" not in defines:  # 2 samples per work group for small layers, 1 for wide ones (H100 sweep),
             source = gl.shader_source(FORWARD)  # if the portable shared memory allows
