@@ -275,6 +275,12 @@ class Trainer:
                                  optimizer=self.kind, n_classes=self.C)
         return float(np.sum(sums))
 
+    def run_steps(self, first: int, end: int) -> None:
+        """Queue steps [first, end) of the current epoch: step(s) for each (a persistent trainer issues
+        them as one dispatch instead)."""
+        for s in range(first, end):
+            self.step(s)
+
     def run_epoch(self, epoch: int, on_check=None, order=None) -> float:
         """One epoch of steps; every `check_every` steps (and at the end) the losses come back, are
         checked, and on_check(steps_done, mean_loss_since_last_check) is called. Returns the epoch's mean
@@ -283,8 +289,7 @@ class Trainer:
         total = 0.0
         for first in range(0, self.steps_per_epoch, self.check_every):
             end = min(first + self.check_every, self.steps_per_epoch)
-            for s in range(first, end):
-                self.step(s)
+            self.run_steps(first, end)
             part = self.check(first, end)
             total += part
             if on_check is not None:

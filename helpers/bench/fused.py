@@ -13,6 +13,8 @@ torch.cuda.synchronize(), JAX's block_until_ready):
   * both nets with the forward pass split over hidden units (fused_forward_3_split, notebook 07);
   * both nets in three dispatches a step, layer 1 as a tiled product shared by RB samples
     (FusedMLP(tiled_hidden=True): fused_hidden_1_tiled, fused_head_1_xent, then the backward);
+  * both nets as one persistent dispatch per check_every steps (PersistentMLP, train_1_persistent.comp,
+    notebook 07), or the error that stopped it (a grid barrier gave up: not every work group resident);
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
     epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order;
   * JAX, where it is installed: jit of lax.scan over the epoch, in a process of its own (jax_epoch.py),
@@ -33,6 +35,7 @@ import numpy as np
 from .. import data, fused_mlp, gl, reference, timing
 from . import profile
 from ..gpu_mlp import GPUTrainer
+from ..persistent_mlp import PersistentMLP
 from .profile import empty_epochs, epoch_phases, profile_step, time_epochs
 from .jax_epoch import jax_rows
 from .train import torch_epochs
@@ -201,6 +204,10 @@ def run(ctx, quick: bool) -> list[dict]:
             rows.append(row)
             t.release()
 
+    # the persistent kernel (notebook 07): one dispatch per check_every steps, two grid barriers a step
+    for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
+        rows.append(persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps))
+
     # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
     unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
                          batch_size=BATCH)
@@ -245,12 +252,33 @@ def run(ctx, quick: bool) -> list[dict]:
     return rows
 
 
+def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps) -> dict:
+    """An epoch of PersistentMLP (train_1_persistent.comp), or a row with the error that stopped it."""
+    name = f"persistent 784-{hidden}-10 {type(optimizer).__name__}"
+    trainer = PersistentMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
+                            optimizer=optimizer, batch_size=BATCH, seed=0)
+    losses = []
+    try:
+        trainer.start_epoch(0)
+        profile.warm_up(ctx, lambda: trainer.step(0))
+        times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
+                            ctx.finish, repeat)
+    except RuntimeError as exc:  # a grid barrier gave up: not every work group was resident
+        return {"name": name, "error": str(exc).split(":")[0] + f" ({trainer.groups[0]} work groups)"}
+    finally:
+        trainer.release()
+    return _row(name, times, dispatches_per_step=trainer.dispatches_per_step,
+                barriers_per_step=2 if trainer.persistent else 3, steps=steps, loss=losses[-1],
+                groups=trainer.groups[0], persistent=trainer.persistent)
+
+
 def against_jax(rows: list[dict], wide: int) -> list[str]:
     """The fastest GLSL epoch of each net against JAX's rows of the same run, as issue #12's goals put it
     (784-128-10: <= 6 ms and 2x JAX fp32; 784-800-10: <= 12 ms and 1.7x; both faster than JAX's default)."""
     lines = []
     for hidden, limit, factor in ((HIDDEN, 6.0, 2.0), (wide, 12.0, 1.7)):
-        ours = [r for r in rows if r["name"].startswith("fused") and f"784-{hidden}-10" in r["name"] and "ms" in r]
+        ours = [r for r in rows if r["name"].startswith(("fused", "persistent")) and f"784-{hidden}-10" in r["name"]
+                and "ms" in r]
         jax = {r["precision"]: r for r in rows if r["name"].startswith("JAX") and f"784-{hidden}-10" in r["name"]}
         if not ours:
             continue

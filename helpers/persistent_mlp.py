@@ -1,0 +1,149 @@
+"""The persistent trainer: many training steps of 784-H-10 in one dispatch. Introduced in notebook 07.
+
+FusedMLP (helpers/fused_mlp.py) needs two dispatches a step because a step has two points where every
+work group must wait for all the others. train_1_persistent.comp keeps one dispatch running across those
+points with a grid barrier (an atomic counter every group adds to, then polls), so Python issues one
+dispatch per `check_every` steps instead of two a step:
+
+    trainer = PersistentMLP(ctx, reference.init_params(784, 128, 10, seed=0), X_train, y_train,
+                            optimizer=reference.SGD(0.3), batch_size=128, seed=0)
+    trainer.train(10)                     # mlp.Trainer's API: the same history, checks and evaluation
+
+Work group g owns hidden units [g*COLS, (g+1)*COLS): it computes layer 1 only for them and updates only
+their parameters, so each step is three phases with two grid barriers (the shader's banner says why).
+
+A grid barrier is only correct when every work group of the dispatch is resident on the GPU at once, and
+no API promises that (notebook 07 measures where it holds). `persistent=None` (the default) runs one
+dispatch per check on a GPU, and on a software renderer, which runs work groups a few at a time, the same
+shader as three dispatches a step, one phase each, where the end of a dispatch is the barrier. A wait that
+gives up sets a flag, and the next check raises. Same seed, same bits: one dispatch of many steps and three
+dispatches a step give identical weights.
+"""
+
+from __future__ import annotations
+
+import moderngl
+import numpy as np
+
+from . import gl
+from .fused_mlp import BINDINGS as FUSED_BINDINGS, PREDICT, FusedMLP, N_OUT
+from .mlp import Trainer
+
+SHADER = "train_1_persistent.comp"
+BINDINGS = dict(FUSED_BINDINGS, sync=14)   # the fused shaders' binding points, and the barrier's counters
+PHASES = 3                                  # a step: layer 1, the head, the gradients and update
+OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1}
+# Tunables by hidden size (overrides win): the fastest of a few combinations timed by hand on the H100
+# (2026-11-23; notebook 07 prints each phase of these). Wide: COLS 7 keeps 800 units to 115 groups
+TUNED = {"small": dict(COLS=1, THREADS=512, KSPLIT=4, U=8), "wide": dict(COLS=7, THREADS=256, KSPLIT=2, U=8)}
+STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
+
+class PersistentMLP(Trainer):
+    """784-H-10 training with train_1_persistent.comp (module docstring); the API is mlp.Trainer's.
+    SGD or momentum. persistent: True one dispatch per check, False three dispatches a step (one phase
+    each), None decides by whether every group can be resident. defines override the shader's tunables."""
+
+    BINDINGS = BINDINGS
+
+    def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
+                 seed: int = 0, check_every: int = 50, defines: dict | None = None, persistent: bool | None = None):
+        super().__init__(ctx, params, images, labels, optimizer=optimizer, batch_size=batch_size, seed=seed,
+                         check_every=check_every)
+        if self.kind not in OPTIMIZER_DEFINE:
+            raise TypeError(f"PersistentMLP trains with reference.SGD or Momentum, not {self.kind}: "
+                            "use fused_mlp.FusedMLP for Adam")
+        if self.C != N_OUT or self.K % 16:
+            raise ValueError(f"train_1_persistent trains n_in-H-{N_OUT} nets with n_in a multiple of 16; "
+                             f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
+        tuned = TUNED["small" if self.H <= 256 else "wide"]
+        self.defines = dict(tuned, MAX_IN=self.K, MAX_B=self.batch_size, OPTIMIZER=OPTIMIZER_DEFINE[self.kind], **(defines or {}))
+        self.kernel = gl.Kernel(ctx, SHADER, self.defines)
+        self.predictor = gl.Kernel(ctx, PREDICT, dict(MAX_IN=self.K, MAX_H=self.H, VEC4=int(self.H % 4 == 0),
+                                                      S=1))
+        self.kernels = {"train": self.kernel, "predict": self.predictor}
+        self.groups = self.kernel.groups(n_hidden=self.H)
+        one = self.groups[0] == 1  # a single work group is always resident
+        self.persistent = (one or not gl.is_software(ctx)) if persistent is None else bool(persistent)
+
+        B, H = self.batch_size, self.H
+        for name, shape in (("A1", (B, H)), ("dZ1", (B, H)), ("dlogits", (B, N_OUT)), ("losses", (max(self.n, 1),))):
+            self.arrays[name] = gl.empty(ctx, shape, name=name)  # NaN until a kernel writes it
+        self.arrays["sync"] = gl.empty(ctx, (4,), np.uint32, name="sync (grid barrier)", fill=0)
+        self.arrays["unused"] = gl.GPUArray(ctx, (1,), name="unused optimizer state")  # SGD has none
+        self.kernel.set(n_in=self.K, n_hidden=H, n_samples=self.n, batch_size=B, phase_first=0, phase_end=0)
+        self.set_hyperparameters()
+        self._u_phases = (self.kernel.program["phase_first"], self.kernel.program["phase_end"])
+
+    @property
+    def dispatches_per_step(self) -> float:
+        """Three one-phase dispatches a step, or one dispatch per check_every steps."""
+        return 1 / self.check_every if self.persistent else PHASES
+
+    def set_hyperparameters(self) -> None:
+        """The optimizer's hyperparameters into the shader's uniforms (float32, as NumPy's)."""
+        self.kernel.set(**self.hyperparameters())
+
+    def bind(self) -> None:
+        """The binding points; SGD's missing optimizer state gets a one-element stand-in at 4."""
+        super().bind()
+        if "m" not in self.arrays:
+            self.arrays["unused"].bind_to(BINDINGS["m"])
+
+    def dispatch(self, phase_first: int, phase_end: int) -> None:
+        """One dispatch of global phases [phase_first, phase_end) (3*step + phase), then a barrier."""
+        self._u_phases[0].value = phase_first
+        self._u_phases[1].value = phase_end
+        self.kernel.program.run(*self.groups)
+        self.ctx.memory_barrier(STORAGE_BARRIER)
+        self._counts["dispatches"] += 1
+
+    def run_steps(self, first: int, end: int) -> None:
+        """Steps [first, end) of the current epoch: one dispatch (persistent), or one per phase."""
+        if self.persistent:
+            self.dispatch(PHASES * first, PHASES * end)
+        else:
+            for q in range(PHASES * first, PHASES * end):
+                self.dispatch(q, q + 1)
+        self._counts["steps"] += end - first
+
+    def step(self, s: int) -> None:
+        """Step s of the current epoch alone (one dispatch of its three phases, or three dispatches)."""
+        self.run_steps(s, s + 1)
+
+    def dispatches(self, s: int = 0) -> list:
+        """[(Kernel, groups)]: one dispatch (the uniforms say which phases it runs)."""
+        return [(self.kernel, self.groups)]
+
+    def start_epoch(self, epoch: int, order=None) -> None:
+        """mlp.Trainer.start_epoch, and the grid barrier's counters back to zero (they only grow in an epoch)."""
+        super().start_epoch(epoch, order)
+        self.write("sync", np.zeros(4, np.uint32))
+
+    def barrier_flags(self) -> dict:
+        """The grid barrier's counters this epoch: barriers crossed, flags (1: a wait gave up), most polls."""
+        arrivals, flags, polls, _ = (int(v) for v in self.read("sync"))
+        return {"crossed": arrivals // self.groups[0], "flags": flags, "max_polls": polls}
+
+    def check(self, first: int, end: int) -> float:
+        """mlp.Trainer.check, after making sure no grid barrier gave up in the dispatches since the last check."""
+        if self.persistent:
+            sync = self.barrier_flags()
+            if sync["flags"]:
+                raise RuntimeError(
+                    f"a grid barrier gave up in steps [{first}, {end}) of epoch {self.epoch}: not every one of the "
+                    f"{self.groups[0]} work groups was resident on the GPU at once, so the results of those steps "
+                    "are wrong. Train with PersistentMLP(..., persistent=False) (three dispatches a step) or with "
+                    "a larger COLS (fewer groups).")
+        return super().check(first, end)
+
+    @property
+    def counts(self) -> dict:
+        return {"steps": self._counts["steps"], "dispatches": self._counts["dispatches"],
+                "barriers": self._counts["dispatches"], "readbacks": self._counts["readbacks"]}
+
+    def reset_counts(self) -> None:
+        self._counts = {"steps": 0, "dispatches": 0, "readbacks": 0}
+
+    # the same losses buffer and predictor as FusedMLP
+    loss_sums = FusedMLP.loss_sums
+    predict = FusedMLP.predict
