@@ -50,8 +50,10 @@ def epoch_rows(rows: list[dict], label: str) -> list[str]:
         if seconds is None:
             continue
         extra = ""
-        if "dispatches_per_step" in r:
-            extra = f", {r['dispatches_per_step']} dispatches a step"
+        per_step = r.get("dispatches_per_step")
+        if per_step is not None:  # a persistent kernel: one dispatch for many steps
+            extra = (f", {per_step} dispatches a step" if per_step >= 1 else
+                     f", 1 dispatch per {round(1 / per_step)} steps")
         out.append(f"| {label}: {r['name']} | {_ms(seconds)}{extra} | {r.get('clock', '')} |")
     return out
 
