@@ -34,7 +34,9 @@ BINDINGS = dict(FUSED_BINDINGS, sync=14)   # the fused shaders' binding points, 
 PHASES = 3                                  # a step: layer 1, the head, the gradients and update
 OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1}
 # Tunables by hidden size (overrides win): the fastest of a few combinations timed by hand on the H100
-# (2026-11-23; notebook 07 prints each phase of these). Wide: COLS 7 keeps 800 units to 115 groups
+# (2026-11-23; notebook 07 prints each phase of these). Wide: COLS 7 keeps 800 units to 115 groups, but on
+# the H100 a grid barrier gave up at that size (python -m helpers.bench fused, 2026-11-23): train wide nets
+# with persistent=False there, or with FusedMLP
 TUNED = {"small": dict(COLS=1, THREADS=512, KSPLIT=4, U=8), "wide": dict(COLS=7, THREADS=256, KSPLIT=2, U=8)}
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 
