@@ -76,6 +76,17 @@ def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int, KS: int, dropout: bo
     return 4 * S * (n_in + KS * 4 * JT + n_hidden + N_OUT + (2 if dropout else 0))
 
 
+def step_buffers(ctx, batch_size: int, n_hidden: int, n_samples: int) -> dict:
+    """What a step hands from its per-sample half to its per-weight half, NaN until a kernel writes it: A1,
+    dZ1, dlogits of the batch, a loss per sample of the epoch; and "unused", the one-element stand-in bound
+    where the shaders declare optimizer state the optimizer lacks (SGD has none; Trainer.bind)."""
+    B, H = batch_size, n_hidden
+    arrays = {name: gl.empty(ctx, shape, name=name) for name, shape in
+              (("A1", (B, H)), ("dZ1", (B, H)), ("dlogits", (B, N_OUT)), ("losses", (max(n_samples, 1),)))}
+    arrays["unused"] = gl.GPUArray(ctx, (1,), name="unused optimizer state")
+    return arrays
+
+
 class FusedMLP(Trainer):
     """784-H-10 training in two dispatches and two barriers a step, three with tiled_hidden (module docstring);
     the API is mlp.Trainer's. forward_defines / backward_defines override the shaders' tunables (S, JT, KS /
@@ -144,9 +155,7 @@ class FusedMLP(Trainer):
         self.S = (self.head if self.tiled_hidden else self.forward).define("SB" if self.split_hidden else "S")
 
         B, H = self.batch_size, self.H
-        for name, shape in (("A1", (B, H)), ("dZ1", (B, H)), ("dlogits", (B, N_OUT)), ("losses", (max(self.n, 1),))):
-            self.arrays[name] = gl.empty(ctx, shape, name=name)  # NaN until a kernel writes it
-        self.arrays["unused"] = gl.GPUArray(ctx, (1,), name="unused optimizer state")  # SGD has none
+        self.arrays.update(step_buffers(ctx, B, H, self.n))
         if self.split_hidden:  # the split forward's scratch: partial logits, and counters that start at zero
             slices, blocks = -(-H // (4 * self.forward.define("HQ"))), -(-B // self.S)
             self.arrays["parts"] = gl.empty(ctx, (slices, B, N_OUT), name="parts")
@@ -227,13 +236,6 @@ class FusedMLP(Trainer):
             self.mu = mu_schedule(epoch)   # the setter: Momentum only, and the uniforms follow
             return lr_schedule(epoch) if lr_schedule is not None else self.lr
         return super().train(epochs, lr_schedule=both, **kwargs)
-
-    def bind(self) -> None:
-        """The shared binding points; an optimizer without state gets a one-element stand-in at 4 and 5."""
-        super().bind()
-        for name in ("m", "v"):
-            if name not in self.arrays:
-                self.arrays["unused"].bind_to(BINDINGS[name])
 
     def step(self, s: int) -> None:
         """Queue training step s of the current epoch (start_epoch bound the buffers): two dispatches,

@@ -193,10 +193,14 @@ class Trainer:
 
     def bind(self) -> None:
         """Bind every buffer to its binding point (BINDINGS of the subclass). Binding points are context
-        state: call it again after anything else has bound buffers (start_epoch does)."""
+        state: call it again after anything else has bound buffers (start_epoch does). Optimizer state the
+        optimizer lacks (SGD has no m or v) gets the one-element stand-in "unused", where a trainer whose
+        shaders declare those bindings anyway made one."""
         for name, binding in self.BINDINGS.items():
             if name in self.arrays:
                 self.arrays[name].bind_to(binding)
+            elif name in ("m", "v") and "unused" in self.arrays:
+                self.arrays["unused"].bind_to(binding)
 
     # --- parameters ---------------------------------------------------------------------------
     def read_params(self) -> dict:

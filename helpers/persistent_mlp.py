@@ -22,11 +22,10 @@ dispatches a step give identical weights.
 
 from __future__ import annotations
 
-import moderngl
 import numpy as np
 
 from . import gl
-from .fused_mlp import BINDINGS as FUSED_BINDINGS, PREDICT, FusedMLP, N_OUT
+from .fused_mlp import BINDINGS as FUSED_BINDINGS, PREDICT, STORAGE_BARRIER, FusedMLP, N_OUT, step_buffers
 from .mlp import Trainer
 
 SHADER = "train_1_persistent.comp"
@@ -38,12 +37,13 @@ OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1}
 # the H100 a grid barrier gave up at that size (python -m helpers.bench fused, 2026-11-23): train wide nets
 # with persistent=False there, or with FusedMLP
 TUNED = {"small": dict(COLS=1, THREADS=512, KSPLIT=4, U=8), "wide": dict(COLS=7, THREADS=256, KSPLIT=2, U=8)}
-STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
+
 
 class PersistentMLP(Trainer):
     """784-H-10 training with train_1_persistent.comp (module docstring); the API is mlp.Trainer's.
     SGD or momentum. persistent: True one dispatch per check, False three dispatches a step (one phase
-    each), None decides by whether every group can be resident. defines override the shader's tunables."""
+    each), None persistent unless the renderer is software and there is more than one work group (module
+    docstring). defines override the shader's tunables."""
 
     BINDINGS = BINDINGS
 
@@ -58,7 +58,8 @@ class PersistentMLP(Trainer):
             raise ValueError(f"train_1_persistent trains n_in-H-{N_OUT} nets with n_in a multiple of 16; "
                              f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
         tuned = TUNED["small" if self.H <= 256 else "wide"]
-        self.defines = dict(tuned, MAX_IN=self.K, MAX_B=self.batch_size, OPTIMIZER=OPTIMIZER_DEFINE[self.kind], **(defines or {}))
+        self.defines = dict(tuned, MAX_IN=self.K, MAX_B=self.batch_size, OPTIMIZER=OPTIMIZER_DEFINE[self.kind],
+                            **(defines or {}))
         self.kernel = gl.Kernel(ctx, SHADER, self.defines)
         self.predictor = gl.Kernel(ctx, PREDICT, dict(MAX_IN=self.K, MAX_H=self.H, VEC4=int(self.H % 4 == 0),
                                                       S=1))
@@ -67,12 +68,10 @@ class PersistentMLP(Trainer):
         one = self.groups[0] == 1  # a single work group is always resident
         self.persistent = (one or not gl.is_software(ctx)) if persistent is None else bool(persistent)
 
-        B, H = self.batch_size, self.H
-        for name, shape in (("A1", (B, H)), ("dZ1", (B, H)), ("dlogits", (B, N_OUT)), ("losses", (max(self.n, 1),))):
-            self.arrays[name] = gl.empty(ctx, shape, name=name)  # NaN until a kernel writes it
+        self.arrays.update(step_buffers(ctx, self.batch_size, self.H, self.n))  # FusedMLP's, at its bindings
         self.arrays["sync"] = gl.empty(ctx, (4,), np.uint32, name="sync (grid barrier)", fill=0)
-        self.arrays["unused"] = gl.GPUArray(ctx, (1,), name="unused optimizer state")  # SGD has none
-        self.kernel.set(n_in=self.K, n_hidden=H, n_samples=self.n, batch_size=B, phase_first=0, phase_end=0)
+        self.kernel.set(n_in=self.K, n_hidden=self.H, n_samples=self.n, batch_size=self.batch_size,
+                        phase_first=0, phase_end=0)
         self.set_hyperparameters()
         self._u_phases = (self.kernel.program["phase_first"], self.kernel.program["phase_end"])
 
@@ -84,12 +83,6 @@ class PersistentMLP(Trainer):
     def set_hyperparameters(self) -> None:
         """The optimizer's hyperparameters into the shader's uniforms (float32, as NumPy's)."""
         self.kernel.set(**self.hyperparameters())
-
-    def bind(self) -> None:
-        """The binding points; SGD's missing optimizer state gets a one-element stand-in at 4."""
-        super().bind()
-        if "m" not in self.arrays:
-            self.arrays["unused"].bind_to(BINDINGS["m"])
 
     def dispatch(self, phase_first: int, phase_end: int) -> None:
         """One dispatch of global phases [phase_first, phase_end) (3*step + phase), then a barrier."""
