@@ -167,11 +167,7 @@ def run(ctx, quick: bool) -> list[dict]:
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                      optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split,
                                      tiled_hidden=tiled)
-        losses = []
-        trainer.start_epoch(0)
-        profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
-        times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
-                            ctx.finish, epochs)
+        times, losses = timed_epochs(trainer, orders, epochs)
         kind = type(optimizer).__name__
         way = " split" if split else " 3-pass" if tiled else ""
         row = _row(name or f"fused{way} 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
@@ -252,17 +248,24 @@ def run(ctx, quick: bool) -> list[dict]:
     return rows
 
 
+def timed_epochs(trainer, orders, epochs: int) -> tuple[list[float], list[float]]:
+    """Seconds and mean losses of `epochs` epochs of a trainer (orders[e] the order of epoch e), after 0.6 s
+    of warm-up steps (an idle GPU's clock is low for half a second) and one untimed epoch."""
+    losses = []
+    trainer.start_epoch(0)
+    profile.warm_up(trainer.ctx, lambda: trainer.step(0))
+    times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
+                        trainer.ctx.finish, epochs)
+    return times, losses
+
+
 def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps) -> dict:
     """An epoch of PersistentMLP (train_1_persistent.comp), or a row with the error that stopped it."""
     name = f"persistent 784-{hidden}-10 {type(optimizer).__name__}"
     trainer = PersistentMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                             optimizer=optimizer, batch_size=BATCH, seed=0)
-    losses = []
     try:
-        trainer.start_epoch(0)
-        profile.warm_up(ctx, lambda: trainer.step(0))
-        times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
-                            ctx.finish, repeat)
+        times, losses = timed_epochs(trainer, orders, repeat)
     except RuntimeError as exc:  # a grid barrier gave up: not every work group was resident
         return {"name": name, "error": str(exc).split(":")[0] + f" ({trainer.groups[0]} work groups)"}
     finally:
