@@ -1,0 +1,89 @@
+"""matmul_7_vec4k.comp against float64 NumPy on every path its #defines choose.
+
+Paths: A by vec4 along K (VEC_A 1 and K % 4 == 0) or by scalar loads (VEC_A 0, or K % 4 != 0); work
+groups swizzled (GROUP_M > 1, a strip cut short) or not (1); BK 8, 16, 32; one or two shared copies of
+each tile (COPIES); B and C by vec4 (N % 4 == 0) or not. Shapes fit no tile; C is poisoned with NaN and
+has a spare row, so an output not written or written past C[M,N] shows. Every define set here fits the
+32 KiB of shared memory that llvmpipe has (COPIES*BK*(BM+4+BN)*4 bytes).
+"""
+
+import numpy as np
+import pytest
+
+from helpers import check, gl, matmul
+
+RUNG = "matmul_7_vec4k.comp"
+TOL = 1e-5
+PATHS = {
+    "default": {},                                                           # 128x128, BK 8, vec4 A, GROUP_M 8
+    "scalar-A": {"VEC_A": 0},
+    "no-swizzle": {"GROUP_M": 1},
+    "BK16-128x64": {"BN": 64, "BK": 16, "THREADS": 128},
+    "BK16-one-copy": {"BK": 16, "COPIES": 1},
+    "BK32-one-copy-64x64": {"BM": 64, "BN": 64, "BK": 32, "THREADS": 64, "COPIES": 1},
+    "BK32-64x32": {"BM": 64, "BN": 32, "TN": 4, "BK": 32, "THREADS": 64},
+    "32x64-GROUP_M3": {"BM": 32, "BN": 64, "THREADS": 32, "GROUP_M": 3},     # strips of 3 block rows
+    "64x64-4x4-8x4-lanes": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "LM": 8, "LN": 4, "THREADS": 256},
+}
+# (M, K, N): vec4 A, scalar B and C; scalar A, vec4 B and C; one row with K < BK; K < 4; several strips
+SHAPES = [(129, 44, 65), (130, 37, 132), (1, 12, 4), (67, 3, 70), (161, 64, 200)]
+
+
+def product(ctx, kernel, a, b):
+    """kernel's C = a @ b, read back from a NaN-poisoned C with one spare row (which must stay NaN)."""
+    (M, K), N = a.shape, b.shape[1]
+    A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (M + 1, N), name="C")
+    try:
+        kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+        c = C.read()
+    finally:
+        for array in (A, B, C):
+            array.release()
+    assert np.isnan(c[M:]).all(), f"{kernel} wrote past C[{M},{N}]"
+    return c[:M]
+
+
+@pytest.fixture(scope="module")
+def kernels(ctx):
+    return {name: matmul.load(ctx, RUNG, defines) for name, defines in PATHS.items()}
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("path", PATHS)
+def test_every_path_matches_numpy(ctx, kernels, rng, path, shape):
+    M, K, N = shape
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    assert check.rel_error(product(ctx, kernels[path], a, b), a.astype(np.float64) @ b) < TOL
+
+
+@pytest.mark.parametrize("group_m", [2, 3, 4, 7, 16])
+def test_swizzled_blocks_cover_c_once(ctx, rng, group_m):
+    # 10 block rows by 4 block columns: strips of GROUP_M rows, the last one shorter (or the whole grid)
+    kernel = matmul.load(ctx, RUNG, {"BM": 32, "BN": 64, "THREADS": 32, "GROUP_M": group_m})
+    assert kernel.groups(M=300, N=200) == (4, 10, 1)
+    a = rng.standard_normal((300, 8)).astype(np.float32)
+    b = rng.standard_normal((8, 200)).astype(np.float32)
+    assert check.rel_error(product(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
+
+
+def test_empty_k_gives_zeros(ctx, kernels):
+    a, b = np.zeros((5, 0), np.float32), np.zeros((0, 6), np.float32)
+    kernel = kernels["default"]
+    A, B = gl.empty(ctx, (5, 1), name="A"), gl.empty(ctx, (1, 6), name="B")    # K = 0: nothing is read
+    C = gl.empty(ctx, (5, 6), name="C")
+    kernel.run(*kernel.groups(M=5, N=6), bindings={0: A, 1: B, 2: C}, M=5, N=6, K=0)
+    assert (C.read() == a @ b).all()
+
+
+@pytest.mark.parametrize("defines, message", [
+    ({"BK": 32}, "over 48 KiB"),                      # 2*32*(128+4+128)*4 = 66560 bytes
+    ({"BK": 6}, "multiple of 4"),
+    ({"COPIES": 3}, "COPIES must be 1 or 2"),
+    ({"GROUP_M": 0}, "GROUP_M must be at least 1"),
+    ({"BM": 64}, "THREADS must equal"),
+    ({"LM": 32, "LN": 1}, "multiple of LM\\*TM"),
+], ids=["shared", "BK", "COPIES", "GROUP_M", "THREADS", "lanes"])
+def test_impossible_defines_are_refused(ctx, defines, message):
+    with pytest.raises(gl.ShaderError, match=message):
+        matmul.load(ctx, RUNG, defines)
