@@ -14,7 +14,9 @@ rungs() finds every file, so a new rung joins the ladder (tests, benchmark, note
 matmul_6_subgroup.comp gives each subgroup of 32 invocations a compact sub-tile of the block (warp tiling);
 load(ctx, name, {"USE_SUBGROUP": 1}) also passes B between invocations by subgroupShuffle where the driver
 has GL_KHR_shader_subgroup_shuffle (has_subgroup_shuffle(ctx) says whether it does). Its tile #defines are
-tuned on a GPU with `python -m helpers.bench.matmul sweep`.
+tuned on a GPU with `python -m helpers.bench.matmul sweep`. matmul_7_vec4k.comp reads A as vec4 along K,
+swizzles work groups for L2 (GROUP_M) and goes to BK 32 (COPIES 1); `python -m helpers.bench.matmul sweep7`
+times its configurations beside matmul_6_subgroup.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""matmul_7_vec4k.comp against float64 NumPy on every path its #defines choose.
+"""matmul_7_vec4k.comp against float64 NumPy on every path its #defines choose, and its sweep.
 
 Paths: A by vec4 along K (VEC_A 1 and K % 4 == 0) or by scalar loads (VEC_A 0, or K % 4 != 0); work
 groups swizzled (GROUP_M > 1, a strip cut short) or not (1); BK 8, 16, 32; one or two shared copies of
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from helpers import check, gl, matmul
+from helpers.bench import matmul as bench_matmul
 
 RUNG = "matmul_7_vec4k.comp"
 TOL = 1e-5
@@ -87,3 +88,43 @@ def test_empty_k_gives_zeros(ctx, kernels):
 def test_impossible_defines_are_refused(ctx, defines, message):
     with pytest.raises(gl.ShaderError, match=message):
         matmul.load(ctx, RUNG, defines)
+
+
+# --- the sweep: python -m helpers.bench.matmul sweep7 (timings are meaningless here; the code paths are not)
+
+def test_sweep_times_matmul_7_beside_matmul_6(ctx, capsys):
+    configs = {"default": {}, "64x64 k16": {"BM": 64, "BN": 64, "BK": 16, "THREADS": 64},
+               "128x128 k16": {"BK": 16}}                         # 33280 bytes: more than llvmpipe has
+    rows = bench_matmul.sweep(ctx, quick=True, configs=configs, rung=bench_matmul.SWEEP7_RUNG,
+                              baseline="matmul_6_subgroup.comp")
+    out = capsys.readouterr().out
+    timed = {r["impl"] for r in rows}
+    skipped = "skipped, more shared memory than this driver has: 128x128 k16" in out
+    assert timed == {"matmul_6_subgroup (today)", "default", "64x64 k16"} | (set() if skipped else {"128x128 k16"})
+    assert f"matmul_7_vec4k.comp; all {len(timed) - 1} configurations match NumPy" in out
+    assert "best at 128³" in out and "× matmul_6_subgroup" in out
+    assert {(r["impl"], r["size"]) for r in rows} == {(name, n) for name in timed for n in bench_matmul.QUICK_SWEEP_SIZES}
+    assert next(r for r in rows if r["impl"] == "64x64 k16" and r["size"] == 128)["groups"] == 4
+
+
+def test_sweep7_starts_with_the_default_and_stays_within_48_kib():
+    names = list(bench_matmul.SWEEP7)
+    assert bench_matmul.SWEEP7[names[0]] == {} and 16 <= len(names) <= 24
+    assert len({tuple(sorted(d.items())) for d in bench_matmul.SWEEP7.values()}) == len(names)   # no repeats
+    source = gl.shader_source(RUNG)
+    for defines in bench_matmul.SWEEP7.values():
+        d = {name: int(gl.define(source, name)) for name in ("BM", "BN", "BK", "PAD", "COPIES")} | defines
+        assert d["COPIES"] * d["BK"] * (d["BM"] + 4 * d["PAD"] + d["BN"]) * 4 <= 48 * 1024, defines
+
+
+@pytest.mark.parametrize("name", list(bench_matmul.SWEEP7))
+def test_every_sweep7_configuration_matches_numpy(ctx, rng, name):
+    try:
+        kernel = matmul.load(ctx, bench_matmul.SWEEP7_RUNG, bench_matmul.SWEEP7[name])
+    except gl.ShaderError as error:          # llvmpipe has 32 KiB of shared memory, NVIDIA 48 KiB
+        if "shared memory" in str(error).lower():
+            pytest.skip(f"{name}: more shared memory than this driver has")
+        raise
+    for M, K, N in ((67, 21, 70), (33, 40, 36)):
+        a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+        assert check.rel_error(product(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL

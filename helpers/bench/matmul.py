@@ -2,6 +2,8 @@
 
     python -m helpers.bench matmul            # sizes 256 .. 4096 (QUICK=1: 64, 128, 256)
     python -m helpers.bench.matmul sweep      # tune matmul_6_subgroup: 12 sets of #defines at 1024, 2048, 4096
+    python -m helpers.bench.matmul sweep7 --out notebooks/results/matmul7-sweep-h100.json
+                                              # tune matmul_7_vec4k: 22 sets beside matmul_6_subgroup
 
 Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against NumPy (float64) at one
 size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real GPU: the dispatch
@@ -129,53 +131,111 @@ SWEEP = {
 }
 
 
-def sweep(ctx, quick: bool = False, configs: dict | None = None) -> list[dict]:
-    """Time SWEEP_RUNG under each of `configs` (default SWEEP) at SWEEP_SIZES, beside matmul_5 and cuBLAS.
+# --- tuning matmul_7_vec4k: the same kinds of shapes plus its own switches ------------------------------
 
-    Each configuration is checked against NumPy on an awkward shape first; one printed line per
-    configuration: TFLOP/s and share of cuBLAS per size; then per size the best configuration, its share
-    of cuBLAS and its speed-up over matmul_5_pipelined. Returns row dicts as run() does.
+SWEEP7_RUNG = "matmul_7_vec4k.comp"
+# name: #defines over the file's own (BM 128, BN 128, BK 8, TM 8, TN 8, LM 4, LN 8, THREADS 256, PAD 1,
+# VEC_A 1, GROUP_M 8, COPIES 2). Block BM×BN, BK deep; TM×TN outputs per invocation; "tN": THREADS;
+# "scalarA": A read by scalar loads (VEC_A 0); "gG": GROUP_M G (g1: no swizzle); "1copy": one shared copy
+# of each tile (COPIES 1). Shared memory COPIES*BK*(BM+4+BN)*4 bytes <= 48 KiB. Work groups at 1024³:
+# 128×128 64, 128×64 and 64×128 128, 64×64 256 (the H100 has 132 SMs).
+SWEEP7 = {
+    "128x128 k8  8x8  t256 (default)": {},
+    "128x128 k8  8x8  t256 scalarA": {"VEC_A": 0},
+    "128x128 k8  8x8  t256 g1": {"GROUP_M": 1},
+    "128x128 k8  8x8  t256 g4": {"GROUP_M": 4},
+    "128x128 k8  8x8  t256 g16": {"GROUP_M": 16},
+    "128x128 k8  8x8  t256 warp8x4": {"LM": 8, "LN": 4},
+    "128x128 k16 8x8  t256": {"BK": 16},
+    "128x128 k16 8x8  t256 g1": {"BK": 16, "GROUP_M": 1},
+    "128x128 k16 8x8  t256 1copy": {"BK": 16, "COPIES": 1},
+    "128x128 k32 8x8  t256 1copy": {"BK": 32, "COPIES": 1},
+    "128x128 k16 8x4  t512": {"BK": 16, "TN": 4, "THREADS": 512},
+    "128x128 k8  16x8 t128": {"TM": 16, "THREADS": 128},
+    "128x256 k8  8x16 t256": {"BN": 256, "TN": 16},
+    "256x128 k8  16x8 t256": {"BM": 256, "TM": 16},
+    "128x64  k8  8x8  t128": {"BN": 64, "THREADS": 128},
+    "128x64  k16 8x8  t128": {"BN": 64, "BK": 16, "THREADS": 128},
+    "128x64  k32 8x8  t128": {"BN": 64, "BK": 32, "THREADS": 128, "COPIES": 1},
+    "64x128  k16 8x8  t128 warp8x4": {"BM": 64, "BK": 16, "LM": 8, "LN": 4, "THREADS": 128},
+    "64x64   k16 8x8  t64": {"BM": 64, "BN": 64, "BK": 16, "THREADS": 64},
+    "64x64   k32 8x8  t64": {"BM": 64, "BN": 64, "BK": 32, "THREADS": 64},
+    "64x64   k16 8x4  t128": {"BM": 64, "BN": 64, "BK": 16, "TN": 4, "THREADS": 128},
+    "64x64   k16 4x4  t256": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256},
+}
+# Shapes every configuration must match NumPy on before it is timed (M, K, N): K and N % 4 == 0 (the vec4
+# paths), then neither (the scalar ones); the timed size itself is checked too.
+SWEEP_CHECKS = ((131, 260, 68), (67, 37, 70))
+
+
+def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWEEP_RUNG,
+          baseline: str = "matmul_5_pipelined.comp") -> list[dict]:
+    """Time `rung` under each of `configs` (default SWEEP) at SWEEP_SIZES, beside `baseline` and cuBLAS.
+
+    Each configuration is checked against NumPy on SWEEP_CHECKS and at the smallest timed size first; one
+    printed line per configuration: TFLOP/s and share of cuBLAS per size; then per size the best
+    configuration, its share of cuBLAS and its speed-up over the baseline (the file as committed).
+    Returns row dicts as run() does. sweep(ctx, rung=SWEEP7_RUNG, configs=SWEEP7,
+    baseline="matmul_6_subgroup.comp") is `python -m helpers.bench.matmul sweep7`.
     """
     configs = SWEEP if configs is None else configs
     sizes = QUICK_SWEEP_SIZES if quick else SWEEP_SIZES
     rng, clock = np.random.default_rng(0), timing.Clock(ctx)
-    kernels = {"matmul_5_pipelined (today)": matmul.load(ctx, "matmul_5_pipelined.comp")}
-    a, b = rng.standard_normal((131, 260)).astype(np.float32), rng.standard_normal((260, 68)).astype(np.float32)
+    base = f"{baseline[:-5]} (today)"
+    kernels = {base: matmul.load(ctx, baseline)}
+    checks = [(rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32))
+              for M, K, N in (*SWEEP_CHECKS, (sizes[0],) * 3)]
+    checks = [(a, b, a.astype(np.float64) @ b) for a, b in checks]
+    skipped = []
     for name, defines in configs.items():
-        kernels[name] = kernel = matmul.load(ctx, SWEEP_RUNG, defines)
-        if not check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < 1e-5:
-            raise RuntimeError(f"{SWEEP_RUNG} {defines} does not match NumPy")
-    have = "with" if matmul.has_subgroup_shuffle(ctx) else "WITHOUT (shfl rows = shared memory)"
-    print(f"{SWEEP_RUNG}, GLSL {have} GL_KHR_shader_subgroup_shuffle; all {len(configs)} configurations match NumPy")
+        try:
+            kernels[name] = kernel = matmul.load(ctx, rung, defines)
+        except gl.ShaderError as error:       # llvmpipe has 32 KiB of shared memory, NVIDIA 48 KiB
+            if "shared memory" not in str(error).lower():
+                raise
+            skipped.append(name.strip())
+            continue
+        for a, b, ref in checks:
+            if not check.rel_error(matmul.multiply(ctx, kernel, a, b), ref) < 1e-5:
+                raise RuntimeError(f"{rung} {defines} does not match NumPy at {a.shape[0]}×{a.shape[1]}×{b.shape[1]}")
+    note = ""
+    if "USE_SUBGROUP" in gl.shader_source(rung):
+        have = "with" if matmul.has_subgroup_shuffle(ctx) else "WITHOUT (shfl rows = shared memory)"
+        note = f", GLSL {have} GL_KHR_shader_subgroup_shuffle"
+    print(f"{rung}{note}; all {len(kernels) - 1} configurations match NumPy")
+    if skipped:
+        print(f"skipped, more shared memory than this driver has: {', '.join(skipped)}")
     cublas = {n: cublas_seconds(n) for n in sizes}
-    print(f"{'TFLOP/s (% of cuBLAS fp32)':<28s}" + "".join(f"{n:>16d}" for n in sizes))
+    width = max(28, *(len(name) + 1 for name in kernels))
+    print(f"{'TFLOP/s (% of cuBLAS fp32)':<{width}s}" + "".join(f"{n:>16d}" for n in sizes))
     if all(cublas.values()):
-        print(f"{'cuBLAS fp32 (torch, TF32 off)':<28s}" + "".join(f"{2 * n ** 3 / cublas[n] / 1e12:>16.1f}" for n in sizes))
+        print(f"{'cuBLAS fp32 (torch, TF32 off)':<{width}s}" + "".join(f"{2 * n ** 3 / cublas[n] / 1e12:>16.1f}" for n in sizes))
     rows = []
     for n in sizes:
         A, B = gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), "A"), \
             gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), "B")
         C = gl.empty(ctx, (n, n), name="C")
-        matmul.warm_up(ctx, lambda: matmul.run(kernels[next(iter(kernels))], A, B, C, barrier=False), 0.0 if quick else 0.2)
+        matmul.warm_up(ctx, lambda: matmul.run(kernels[base], A, B, C, barrier=False), 0.0 if quick else 0.2)
         for name, kernel in kernels.items():
             dispatch = lambda: matmul.run(kernel, A, B, C, barrier=False)  # noqa: E731
             seconds = timing.median_seconds(lambda: clock.kernel(dispatch), repeat=3 if quick else 7, warmup=2)
+            x, y, z = kernel.groups(M=n, N=n)
             rows.append({"impl": name, "size": n, "seconds": seconds, "tflops": 2 * n ** 3 / seconds / 1e12,
                          "cublas_share": cublas[n] / seconds if cublas[n] else None, "clock": clock.source,
-                         "defines": configs.get(name)})
+                         "groups": x * y * z, "defines": configs.get(name)})
         for array in (A, B, C):
             array.release()
     get = {(r["impl"], r["size"]): r for r in rows}
     for name in kernels:
         cells = [get[name, n] for n in sizes]
-        print(f"{name:<28s}" + "".join(f"{r['tflops']:>8.3g}" + (f" ({100 * r['cublas_share']:3.0f} %)"
-                                                                  if r["cublas_share"] else f"{'':>8s}") for r in cells))
-    base = {n: get[next(iter(kernels)), n]["tflops"] for n in sizes}
+        print(f"{name:<{width}s}" + "".join(f"{r['tflops']:>8.3g}" + (f" ({100 * r['cublas_share']:3.0f} %)"
+                                                                     if r["cublas_share"] else f"{'':>8s}") for r in cells))
+    speed = {n: get[base, n]["tflops"] for n in sizes}
     for n in sizes:
         best = max((r for r in rows if r["size"] == n and r["defines"] is not None), key=lambda r: r["tflops"])
         share = f", {100 * best['cublas_share']:.0f} % of cuBLAS" if best["cublas_share"] else ""
         print(f"best at {n}³: {best['impl'].strip()}  {best['defines']}  {best['tflops']:.3g} TFLOP/s{share}, "
-              f"{best['tflops'] / base[n]:.2f}× matmul_5_pipelined")
+              f"{best['tflops'] / speed[n]:.2f}× {baseline[:-5]} ({best['groups']} work groups)")
     print(f"(kernel: {clock.source}, median of {3 if quick else 7}; cuBLAS: CUDA events)")
     return rows
 
@@ -227,13 +287,30 @@ def plot(rows: list[dict], title: str = ""):
     return fig
 
 
-if __name__ == "__main__":   # python -m helpers.bench.matmul sweep [--quick]
+if __name__ == "__main__":   # python -m helpers.bench.matmul sweep|sweep7 [--quick] [--out FILE]
+    import json
     import sys
+    import time
+    from pathlib import Path
 
     from .. import mode
 
-    if sys.argv[1:2] != ["sweep"]:
-        raise SystemExit("usage: python -m helpers.bench.matmul sweep [--quick]   (the ladder: python -m helpers.bench matmul)")
+    usage = ("usage: python -m helpers.bench.matmul sweep|sweep7 [--quick] [--out FILE]   "
+             "(the ladder: python -m helpers.bench matmul)")
+    if sys.argv[1:2] not in (["sweep"], ["sweep7"]):
+        raise SystemExit(usage)
     context = gl.create_context()
     print(gl.describe(context))
-    sweep(context, quick="--quick" in sys.argv or mode.is_quick())
+    quick = "--quick" in sys.argv or mode.is_quick()
+    if sys.argv[1] == "sweep7":
+        result = sweep(context, quick, SWEEP7, rung=SWEEP7_RUNG, baseline="matmul_6_subgroup.comp")
+    else:
+        result = sweep(context, quick)
+    if "--out" in sys.argv:
+        out = Path(sys.argv[sys.argv.index("--out") + 1])
+        out.parent.mkdir(parents=True, exist_ok=True)
+        record = {"device": {"describe": gl.describe(context), "date": time.strftime("%Y-%m-%d"),
+                             "command": "python -m helpers.bench.matmul " + " ".join(sys.argv[1:])},
+                  "quick": quick, "rows": result}
+        out.write_text(json.dumps(record, indent=1, default=float) + "\n")
+        print(f"wrote {out}")
