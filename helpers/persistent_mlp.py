@@ -22,6 +22,7 @@ dispatches a step give identical weights.
 
 from __future__ import annotations
 
+import moderngl
 import numpy as np
 
 from . import gl
@@ -46,6 +47,7 @@ class PersistentMLP(Trainer):
     docstring). defines override the shader's tunables."""
 
     BINDINGS = BINDINGS
+    SHADER, PHASES, TUNED = SHADER, PHASES, TUNED
 
     def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
                  seed: int = 0, check_every: int = 50, defines: dict | None = None, persistent: bool | None = None):
@@ -55,12 +57,12 @@ class PersistentMLP(Trainer):
             raise TypeError(f"PersistentMLP trains with reference.SGD or Momentum, not {self.kind}: "
                             "use fused_mlp.FusedMLP for Adam")
         if self.C != N_OUT or self.K % 16:
-            raise ValueError(f"train_1_persistent trains n_in-H-{N_OUT} nets with n_in a multiple of 16; "
+            raise ValueError(f"{self.SHADER} trains n_in-H-{N_OUT} nets with n_in a multiple of 16; "
                              f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
-        tuned = TUNED["small" if self.H <= 256 else "wide"]
+        tuned = self.TUNED["small" if self.H <= 256 else "wide"]
         self.defines = dict(tuned, MAX_IN=self.K, MAX_B=self.batch_size, OPTIMIZER=OPTIMIZER_DEFINE[self.kind],
                             **(defines or {}))
-        self.kernel = gl.Kernel(ctx, SHADER, self.defines)
+        self.kernel = gl.Kernel(ctx, self.SHADER, self.defines)
         self.predictor = gl.Kernel(ctx, PREDICT, dict(MAX_IN=self.K, MAX_H=self.H, VEC4=int(self.H % 4 == 0),
                                                       S=1))
         self.kernels = {"train": self.kernel, "predict": self.predictor}
@@ -77,15 +79,15 @@ class PersistentMLP(Trainer):
 
     @property
     def dispatches_per_step(self) -> float:
-        """Three one-phase dispatches a step, or one dispatch per check_every steps."""
-        return 1 / self.check_every if self.persistent else PHASES
+        """One dispatch a phase (three a step), or one dispatch per check_every steps."""
+        return 1 / self.check_every if self.persistent else self.PHASES
 
     def set_hyperparameters(self) -> None:
         """The optimizer's hyperparameters into the shader's uniforms (float32, as NumPy's)."""
         self.kernel.set(**self.hyperparameters())
 
     def dispatch(self, phase_first: int, phase_end: int) -> None:
-        """One dispatch of global phases [phase_first, phase_end) (3*step + phase), then a barrier."""
+        """One dispatch of global phases [phase_first, phase_end) (PHASES*step + phase), then a barrier."""
         self._u_phases[0].value = phase_first
         self._u_phases[1].value = phase_end
         self.kernel.program.run(*self.groups)
@@ -95,14 +97,14 @@ class PersistentMLP(Trainer):
     def run_steps(self, first: int, end: int) -> None:
         """Steps [first, end) of the current epoch: one dispatch (persistent), or one per phase."""
         if self.persistent:
-            self.dispatch(PHASES * first, PHASES * end)
+            self.dispatch(self.PHASES * first, self.PHASES * end)
         else:
-            for q in range(PHASES * first, PHASES * end):
+            for q in range(self.PHASES * first, self.PHASES * end):
                 self.dispatch(q, q + 1)
         self._counts["steps"] += end - first
 
     def step(self, s: int) -> None:
-        """Step s of the current epoch alone (one dispatch of its three phases, or three dispatches)."""
+        """Step s of the current epoch alone (one dispatch of its phases, or one dispatch a phase)."""
         self.run_steps(s, s + 1)
 
     def dispatches(self, s: int = 0) -> list:
@@ -127,7 +129,7 @@ class PersistentMLP(Trainer):
                 raise RuntimeError(
                     f"a grid barrier gave up in steps [{first}, {end}) of epoch {self.epoch}: not every one of the "
                     f"{self.groups[0]} work groups was resident on the GPU at once, so the results of those steps "
-                    "are wrong. Train with PersistentMLP(..., persistent=False) (three dispatches a step) or with "
+                    "are wrong. Train with {type(self).__name__}(..., persistent=False) (a dispatch a phase) or with "
                     "a larger COLS (fewer groups).")
         return super().check(first, end)
 
@@ -142,3 +144,39 @@ class PersistentMLP(Trainer):
     # the same losses buffer and predictor as FusedMLP
     loss_sums = FusedMLP.loss_sums
     predict = FusedMLP.predict
+
+
+class OneBarrierMLP(PersistentMLP):
+    """784-H-10 training with train_2_onebarrier.comp: one grid barrier a step instead of two (the shader's
+    banner says how). Every work group computes the whole batch's head itself, so A1 and [W2 | b2] get two
+    copies that alternate by step; the shader writes W2 and b2 into buffer "head", never into params, and
+    after each dispatch the GPU copies the newest copy into params (a glCopyBufferSubData, no CPU), so that
+    params always holds the weights between dispatches. The API and arguments are PersistentMLP's."""
+
+    BINDINGS = dict(BINDINGS, head=15)
+    SHADER, PHASES = "train_2_onebarrier.comp", 2   # a step: layer 1; the head, gradients and update
+    # small: the fastest of a few combinations timed by hand on the H100 (2026-11-23). wide: what fits 48 KiB
+    # of shared memory at H = 800 (W2 alone is 32 KB); its 800 groups are more than an H100 holds at once
+    TUNED = {"small": dict(COLS=1, THREADS=512, KSPLIT=4, HSPLIT=4, BSPLIT=2, U=8),
+             "wide": dict(COLS=1, THREADS=128, KSPLIT=1, HSPLIT=1, BSPLIT=1, U=8)}
+
+    def __init__(self, ctx, params: dict, images=None, labels=None, *, defines: dict | None = None, **kwargs):
+        super().__init__(ctx, params, images, labels, defines=dict(MAX_H=np.shape(params["W1"])[1], **(defines or {})),
+                         **kwargs)
+        self.arrays.pop("A1").release()
+        for name in ("dZ1", "dlogits"):                  # kept in shared memory by this shader
+            self.arrays.pop(name).release()
+        self.head_size = self.H * N_OUT + N_OUT
+        self.arrays["A1"] = gl.empty(ctx, (2, self.batch_size, self.H), name="A1 (two copies)")
+        self.arrays["head"] = gl.empty(ctx, (2, self.head_size), name="head ([W2 | b2], two copies)")
+
+    def dispatch(self, phase_first: int, phase_end: int) -> None:
+        """PersistentMLP.dispatch, then, if the dispatch ran a step's phase 1, the GPU copies the [W2 | b2]
+        that step wrote (copy i % 2 of "head", i the step's place in the dispatch) into params."""
+        super().dispatch(phase_first, phase_end)
+        heads = phase_end // 2 - phase_first // 2        # odd phases q in [phase_first, phase_end)
+        if heads:
+            params, head, size = self.arrays["params"], self.arrays["head"], self.head_size * 4
+            self.ctx.memory_barrier(moderngl.BUFFER_UPDATE_BARRIER_BIT)   # the shader's writes, for the copy
+            self.ctx.copy_buffer(params.buffer, head.buffer, size, read_offset=head.offset + (heads - 1) % 2 * size,
+                                 write_offset=params.offset + self.layout["W2"][0] * 4)
