@@ -12,8 +12,8 @@
 //           of word i*(n_in/4) + p/4; labels[n_images] uint32; order[n_samples] uint32, each < n_images
 //           params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden,
 //           so [W1; b1] is one (n_in+1)×H matrix and [W2; b2] one (H+1)×N_OUT; state_m the same length
-//           A1: two copies of the batch's [batch_size, H] hidden activations; step i of a dispatch (i = 0, 1,
-//           ...) writes copy i%2. head: two copies of [W2 | b2] (HN = H*N_OUT + N_OUT floats each); step i
+//           A1: two copies of the batch's [batch_size, HP] hidden activations, HP = 4*ceil(H/4) (columns H ..
+//           HP-1 are 0: rows start on 16 bytes, read as vec4s); step i of a dispatch (i = 0, 1, ...) writes copy i%2. head: two copies of [W2 | b2] (HN = H*N_OUT + N_OUT floats each); step i
 //           reads W2, b2 from params (i = 0) or copy (i-1)%2, and writes its update into copy i%2, never
 //           into params: after a dispatch whose last phase 1 was step i, copy i%2 holds W2, b2 (the caller
 //           copies it into params). losses[n_samples], one per sample at its epoch position. Step s's batch
@@ -30,7 +30,7 @@
 // Bindings  0 images uint[n_images*n_in/4] (readonly)  1 labels uint[n_images] (readonly)
 //           2 order uint[n_samples] (readonly)  3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (read-write)
 //           4 state_m float[OPTIMIZER*((n_in + 1 + N_OUT)*n_hidden + N_OUT)] (read-write)
-//           6 A1 float[2*batch_size*n_hidden] (read-write)  9 losses float[n_samples] (writeonly)
+//           6 A1 float[2*batch_size*4*ceil(n_hidden/4)] (read-write)  9 losses float[n_samples] (writeonly)
 //           14 sync uint[4] (read-write)  15 head float[2*(n_hidden*N_OUT + N_OUT)] (read-write)
 //           the binding numbers are train_1_persistent's (state_m is unused by SGD: any buffer will do there)
 // Uniforms  uint n_in, n_hidden, n_samples (length of order), batch_size, phase_first, phase_end; float lr
@@ -54,8 +54,9 @@
 //           KSPLIT threads share a sample's row in phase 0, HSPLIT a sample's logits in phase 1; BSPLIT
 //           threads share a W1 gradient's batch; U reads a thread keeps in flight; MAX_B >= batch_size;
 //           MAX_IN >= n_in, a multiple of 16; MAX_H >= n_hidden. Shared memory: 4*((MAX_IN + 1)*COLS +
-//           12*(MAX_H + 1) + MAX_B*(1 + COLS + N_OUT) + 4*ceil(MAX_B/4)*COLS + max(THREADS*max(COLS, N_OUT),
-//           BSPLIT*MAX_IN*COLS if BSPLIT > 1) + 1) bytes. OPTIMIZER: 0 SGD, 1 momentum
+//           12*(MAX_HP + 1) + MAX_B*(1 + COLS + N_OUT) + 4*ceil(MAX_B/4)*COLS + SMALL*SP
+//           + max(THREADS*max(COLS, N_OUT), BSPLIT*MAX_IN*COLS if BSPLIT > 1) + 1) bytes, MAX_HP =
+//           4*ceil(MAX_H/4), SMALL = 11*COLS + N_OUT, SP = max(1, THREADS/SMALL). OPTIMIZER: 0 SGD, 1 momentum
 #define COLS 1
 #define THREADS 256
 #define KSPLIT 2
@@ -92,6 +93,7 @@ layout(std430, binding = 2) readonly buffer Order { uint order[]; };
 layout(std430, binding = 3) coherent buffer Params { float params[]; };
 layout(std430, binding = 4) coherent buffer StateM { float state_m[]; };
 layout(std430, binding = 6) coherent buffer Hidden { float A1[]; };
+layout(std430, binding = 6) coherent buffer Hidden4 { vec4 A1v[]; };   // the same, 4 units a read
 layout(std430, binding = 9) writeonly buffer Losses { float losses[]; };
 // volatile as well: every poll of the barrier's counter really reads memory
 layout(std430, binding = 14) coherent volatile buffer Sync { uint sync[]; };
@@ -116,11 +118,16 @@ const uint QW = MAX_IN / 4u;           // vec4s in a column of W1
 shared vec4 Wv[COLS * QW];             // the group's columns of W1 (column c: Wv[c*QW ...]) and entries of b1,
 shared float bc[COLS];                 // kept up to date from one step to the next
 shared uint rowStart[MAX_B];           // where each sample of the batch starts in `images` (words)
-shared vec4 W2v[(MAX_H + 1) * 3];     // this step's [W2; b2], a row in 3 vec4s (12 floats, 2 of them 0)
+const uint MAX_HP = (MAX_H + 3u) / 4u * 4u;
+shared vec4 W2v[MAX_HP * 3];           // this step's W2, a row in 3 vec4s (12 floats, 2 of them 0), rows >= H 0
+shared vec4 b2v[3];                    // and b2
 shared float red[RED];                 // partial sums, added in a fixed order
 shared float As[MAX_B * COLS];         // the batch's A1 for the group's units
 const uint QB = (MAX_B + 3u) / 4u;
 shared vec4 dZv[COLS * QB];            // the batch's dZ1 for the group's units (unit c: dZv[c*QB ...]), 0 past it
+const uint SMALL = COLS * N_OUT + COLS + N_OUT;           // sums over the batch besides W1's
+const uint SP = THREADS / SMALL > 0u ? THREADS / SMALL : 1u;  // parts of each
+shared float parts[SMALL * SP];        // their parts
 shared float Ls[MAX_B * N_OUT];        // the batch's logits, then dlogits
 shared uint stop;                      // the barrier flags, read by one thread for its whole group
 
@@ -171,7 +178,7 @@ void load_own(uint start, uint count, uint j0, uint cols) {
 // time, quads t%KSPLIT, t%KSPLIT + KSPLIT, ...; the KSPLIT parts are then added in a fixed order.
 void layer1(uint start, uint count, uint j0, uint cols, uint a1) {
     uint t = gl_LocalInvocationIndex, r = t / KSPLIT, part = t % KSPLIT;
-    uint H = n_hidden, quads = n_in / 16u, rows = THREADS / KSPLIT;
+    uint H = n_hidden, HP = (H + 3u) / 4u * 4u, quads = n_in / 16u, rows = THREADS / KSPLIT;
     for (uint b = t; b < count; b += THREADS) rowStart[b] = order[start + b] * (n_in / 4u);
     barrier();
     for (uint b0 = 0u; b0 < count; b0 += rows) {
@@ -205,11 +212,14 @@ void layer1(uint start, uint count, uint j0, uint cols, uint a1) {
                 for (uint q = 0u; q < KSPLIT; q++) z += red[(rr * KSPLIT + q) * COLS + c];
                 float a = max(z * TO_UNIT + bc[c], 0.0);
                 As[bb * COLS + c] = a;
-                if (c < cols) A1[(a1 * batch_size + bb) * H + j0 + c] = a;
+                if (c < cols) A1[(a1 * batch_size + bb) * HP + j0 + c] = a;
             }
         }
         barrier();
     }
+    if (j0 + cols == H)                  // the group of the last unit writes the rows' padding
+        for (uint k = t; k < count * (HP - H); k += THREADS)
+            A1[(a1 * batch_size + k / (HP - H)) * HP + H + k % (HP - H)] = 0.0;
 }
 
 float updated(uint p, float value, float g) {  // the optimizer's new value of parameter p (state_m in place)
@@ -227,35 +237,39 @@ float updated(uint p, float value, float g) {  // the optimizer's new value of p
 void head_and_update(uint start, uint count, uint j0, uint cols, uint i, bool fresh) {
     uint t = gl_LocalInvocationIndex, H = n_hidden, words = n_in / 4u;
     uint b1o = n_in * H, W2o = b1o + H, HN = H * N_OUT + N_OUT;
-    uint a1o = (i & 1u) * batch_size * H, w_in = (i - 1u) & 1u, w_out = i & 1u;
-    for (uint k = t; k < (H + 1u) * 12u; k += THREADS) {   // row j, column o of [W2; b2]: float k = 12j + o
-        uint j = k / 12u, o = k % 12u, at = j * N_OUT + o;
-        W2v[k / 4u][k % 4u] = o >= N_OUT ? 0.0 : i == 0u ? params[W2o + at] : head[w_in * HN + at];
+    uint HP = (H + 3u) / 4u * 4u, a1o = (i & 1u) * batch_size * HP, w_in = (i - 1u) & 1u, w_out = i & 1u;
+    for (uint k = t; k < (HP + 1u) * 12u; k += THREADS) {  // row j, column o of [W2; b2]: float k = 12j + o
+        uint j = k / 12u, o = k % 12u, at = (j < HP ? j : H) * N_OUT + o;   // row HP: b2
+        float w = o >= N_OUT || (j >= H && j < HP) ? 0.0 : i == 0u ? params[W2o + at] : head[w_in * HN + at];
+        if (j < HP) W2v[k / 4u][k % 4u] = w;
+        else b2v[o / 4u][o % 4u] = w;
     }
     if (fresh) {
         load_own(start, count, j0, cols);
         for (uint k = t; k < count * COLS; k += THREADS) {
             uint c = k % COLS;
-            As[k] = c < cols ? A1[a1o + (k / COLS) * H + j0 + c] : 0.0;
+            As[k] = c < cols ? A1[a1o + (k / COLS) * HP + j0 + c] : 0.0;
         }
     }
     barrier();
 
-    // logits: HSPLIT threads a sample, each adding every HSPLIT-th hidden unit; the parts in a fixed order
-    uint rows = THREADS / HSPLIT, r = t / HSPLIT, part = t % HSPLIT;
+    // logits: HSPLIT threads a sample; part p reads the sample's A1 as vec4s p, p + HSPLIT, ... (together
+    // the parts read whole 32-byte pieces of memory at a time); the parts are added in a fixed order
+    uint rows = THREADS / HSPLIT, r = t / HSPLIT, part = t % HSPLIT, QH = HP / 4u;
     for (uint b0 = 0u; b0 < count; b0 += rows) {
         vec4 acc[3] = vec4[3](vec4(0.0), vec4(0.0), vec4(0.0));   // logits 0-3, 4-7, 8-9 (and 2 zeros)
         uint b = b0 + r;
         if (b < count) {
-            for (uint j0_ = part; j0_ < H; j0_ += U * HSPLIT) {
-                float a[U];                // U reads in flight before the first is used
+            for (uint g0 = part; g0 < QH; g0 += U * HSPLIT) {
+                vec4 a[U];                 // U reads in flight before the first is used
                 for (uint u = 0u; u < U; u++) {
-                    uint j = j0_ + u * HSPLIT;
-                    a[u] = j < H ? A1[a1o + b * H + j] : 0.0;
+                    uint g = g0 + u * HSPLIT;
+                    a[u] = g < QH ? A1v[a1o / 4u + b * QH + g] : vec4(0.0);
                 }
                 for (uint u = 0u; u < U; u++) {
-                    uint j = min(j0_ + u * HSPLIT, H - 1u);  // past the row: a is 0, any j will do
-                    for (uint v = 0u; v < 3u; v++) acc[v] += a[u] * W2v[3u * j + v];
+                    uint g = min(g0 + u * HSPLIT, QH - 1u);  // past the row: a is 0, any g will do
+                    for (uint e = 0u; e < 4u; e++)
+                        for (uint v = 0u; v < 3u; v++) acc[v] += a[u][e] * W2v[3u * (4u * g + e) + v];
                 }
             }
         }
@@ -266,7 +280,7 @@ void head_and_update(uint start, uint count, uint j0, uint cols, uint i, bool fr
             if (b0 + rr < count) {
                 float z = 0.0;
                 for (uint q = 0u; q < HSPLIT; q++) z += red[(rr * HSPLIT + q) * N_OUT + o];
-                Ls[(b0 + rr) * N_OUT + o] = z + W2v[3u * H + o / 4u][o % 4u];
+                Ls[(b0 + rr) * N_OUT + o] = z + b2v[o / 4u][o % 4u];
             }
         }
         barrier();
@@ -299,72 +313,75 @@ void head_and_update(uint start, uint count, uint j0, uint cols, uint i, bool fr
     }
     barrier();
 
-    // Gradient jobs, each summed over the batch in sample order: words*BSPLIT W1 jobs (4 inputs x the owned
-    // units, over part h of the batch), then b1's owned entries, the owned rows of W2 (an output each), and
-    // in group 0 b2. The small jobs update their parameter at once; W1's parts are added below.
-    uint w1 = words * BSPLIT, b1j = w1, w2j = b1j + COLS, b2j = w2j + COLS * N_OUT;
-    uint jobs = b2j + (gl_WorkGroupID.x == 0u ? N_OUT : 0u);
+    // The small sums: the owned rows of W2, b1's owned entries and b2, SP parts each (part p adds samples
+    // p, p + SP, ...), so that no thread adds a whole batch alone; the parts are added in order below.
+    for (uint k = t; k < SMALL * SP; k += THREADS) {
+        uint out_ = k / SP, part = k % SP;
+        float g = 0.0;
+        for (uint b = part; b < count; b += SP)
+            g += out_ < COLS * N_OUT ? As[b * COLS + out_ / N_OUT] * Ls[b * N_OUT + out_ % N_OUT]
+               : out_ < COLS * N_OUT + COLS ? dZv[(out_ - COLS * N_OUT) * QB + b / 4u][b % 4u]
+               : Ls[b * N_OUT + out_ - COLS * N_OUT - COLS];
+        parts[k] = g;
+    }
+
+    // W1 jobs, each summed over the batch in sample order: words*BSPLIT of them (4 inputs x the owned units,
+    // over part h of the batch); the BSPLIT parts are added below (BSPLIT 1: the job updates W1 itself).
+    uint w1 = words * BSPLIT;
     uint per = ((count + BSPLIT - 1u) / BSPLIT + 3u) & ~3u;  // samples a W1 part sums, a multiple of 4
-    for (uint job = t; job < jobs; job += THREADS) {
-        if (job < w1) {                    // W1 rows 4w .. 4w+3, the owned columns, samples of part h
-            uint w = job % words, h = job / words;
-            uint first = h * per, last = min(first + per, count);
-            float acc[4 * COLS];
-            for (uint k = 0u; k < 4u * COLS; k++) acc[k] = 0.0;
-            for (uint b0 = first; b0 < last; b0 += 4u * U) {   // b0 a multiple of 4
-                uint x[4u * U];            // 4U reads in flight before the first is used
-                for (uint u = 0u; u < 4u * U; u++) x[u] = b0 + u < last ? images[rowStart[b0 + u] + w] : 0u;
-                for (uint u = 0u; u < U; u++) {
-                    uint bq = min((b0 + 4u * u) / 4u, QB - 1u);  // past the part: x is 0, any dZ will do
-                    for (uint c = 0u; c < COLS; c++) {
-                        vec4 dz = dZv[c * QB + bq];    // dZ1 of 4 samples
-                        for (uint v = 0u; v < 4u; v++) {
-                            vec4 px = bytes4(x[4u * u + v]);
-                            for (uint p = 0u; p < 4u; p++) acc[p * COLS + c] += px[p] * dz[v];
-                        }
+    for (uint job = t; job < w1; job += THREADS) {  // W1 rows 4w .. 4w+3, the owned columns, samples of part h
+        uint w = job % words, h = job / words;
+        uint first = h * per, last = min(first + per, count);
+        float acc[4 * COLS];
+        for (uint k = 0u; k < 4u * COLS; k++) acc[k] = 0.0;
+        for (uint b0 = first; b0 < last; b0 += 4u * U) {   // b0 a multiple of 4
+            uint x[4u * U];            // 4U reads in flight before the first is used
+            for (uint u = 0u; u < 4u * U; u++) x[u] = b0 + u < last ? images[rowStart[b0 + u] + w] : 0u;
+            for (uint u = 0u; u < U; u++) {
+                uint bq = min((b0 + 4u * u) / 4u, QB - 1u);  // past the part: x is 0, any dZ will do
+                for (uint c = 0u; c < COLS; c++) {
+                    vec4 dz = dZv[c * QB + bq];    // dZ1 of 4 samples
+                    for (uint v = 0u; v < 4u; v++) {
+                        vec4 px = bytes4(x[4u * u + v]);
+                        for (uint p = 0u; p < 4u; p++) acc[p * COLS + c] += px[p] * dz[v];
                     }
                 }
             }
+        }
 #if BSPLIT == 1
-            for (uint p = 0u; p < 4u; p++)         // the whole batch: update W1 at once
-                for (uint c = 0u; c < COLS; c++) {
-                    uint in_ = 4u * w + p;
-                    if (c < cols && in_ < n_in) {
-                        float v = updated(in_ * H + j0 + c, Wv[c * QW + w][p], acc[p * COLS + c] * TO_UNIT);
-                        params[in_ * H + j0 + c] = v;
-                        Wv[c * QW + w][p] = v;
-                    }
+        for (uint p = 0u; p < 4u; p++)         // the whole batch: update W1 at once
+            for (uint c = 0u; c < COLS; c++) {
+                uint in_ = 4u * w + p;
+                if (c < cols && in_ < n_in) {
+                    float v = updated(in_ * H + j0 + c, Wv[c * QW + w][p], acc[p * COLS + c] * TO_UNIT);
+                    params[in_ * H + j0 + c] = v;
+                    Wv[c * QW + w][p] = v;
                 }
+            }
 #else
-            for (uint k = 0u; k < 4u * COLS; k++) red[(h * words + w) * 4u * COLS + k] = acc[k];
+        for (uint k = 0u; k < 4u * COLS; k++) red[(h * words + w) * 4u * COLS + k] = acc[k];
 #endif
-        } else if (job < w2j) {            // b1[j0 + c]
-            uint c = job - b1j;
+    }
+    barrier();
+    for (uint out_ = t; out_ < SMALL; out_ += THREADS) {   // the small sums' parts, in order
+        float g = 0.0;
+        for (uint part = 0u; part < SP; part++) g += parts[out_ * SP + part];
+        if (out_ < COLS * N_OUT) {                          // W2[j0 + c, o]: into copy w_out of head
+            uint c = out_ / N_OUT, o = out_ % N_OUT, k = (j0 + c) * N_OUT + o;
+            if (c < cols) head[w_out * HN + k] = updated(W2o + k, W2v[3u * (j0 + c) + o / 4u][o % 4u], g);
+        } else if (out_ < COLS * N_OUT + COLS) {            // b1[j0 + c]
+            uint c = out_ - COLS * N_OUT;
             if (c < cols) {
-                float g = 0.0;
-                for (uint b = 0u; b < count; b++) g += dZv[c * QB + b / 4u][b % 4u];
                 float v = updated(b1o + j0 + c, bc[c], g);
                 params[b1o + j0 + c] = v;
                 bc[c] = v;
             }
-        } else if (job < b2j) {            // W2[j0 + c, o]: into copy w_out of head
-            uint c = (job - w2j) / N_OUT, o = (job - w2j) % N_OUT;
-            if (c < cols) {
-                float g = 0.0;
-                for (uint b = 0u; b < count; b++) g += As[b * COLS + c] * Ls[b * N_OUT + o];
-                uint k = (j0 + c) * N_OUT + o;
-                head[w_out * HN + k] = updated(W2o + k, W2v[3u * (j0 + c) + o / 4u][o % 4u], g);
-            }
-        } else {                           // b2[o], group 0: into copy w_out of head
-            uint o = job - b2j;
-            float g = 0.0;
-            for (uint b = 0u; b < count; b++) g += Ls[b * N_OUT + o];
-            uint k = H * N_OUT + o;
-            head[w_out * HN + k] = updated(W2o + k, W2v[3u * H + o / 4u][o % 4u], g);
+        } else if (gl_WorkGroupID.x == 0u) {                // b2[o], by group 0: into copy w_out of head
+            uint o = out_ - COLS * N_OUT - COLS, k = H * N_OUT + o;
+            head[w_out * HN + k] = updated(W2o + k, b2v[o / 4u][o % 4u], g);
         }
     }
 #if BSPLIT > 1
-    barrier();
     for (uint k = t; k < n_in * COLS; k += THREADS) {  // W1[i, j0 + c]: the BSPLIT parts in a fixed order
         uint in_ = k / COLS, c = k % COLS, w = in_ / 4u, p = in_ % 4u;
         if (c < cols) {

@@ -167,7 +167,8 @@ class OneBarrierMLP(PersistentMLP):
         for name in ("dZ1", "dlogits"):                  # kept in shared memory by this shader
             self.arrays.pop(name).release()
         self.head_size = self.H * N_OUT + N_OUT
-        self.arrays["A1"] = gl.empty(ctx, (2, self.batch_size, self.H), name="A1 (two copies)")
+        padded = -(-self.H // 4) * 4                      # rows of A1 start on 16 bytes (read as vec4s)
+        self.arrays["A1"] = gl.empty(ctx, (2, self.batch_size, padded), name="A1 (two copies)")
         self.arrays["head"] = gl.empty(ctx, (2, self.head_size), name="head ([W2 | b2], two copies)")
 
     def dispatch(self, phase_first: int, phase_end: int) -> None:
