@@ -48,6 +48,7 @@ class PersistentMLP(Trainer):
 
     BINDINGS = BINDINGS
     SHADER, PHASES, TUNED = SHADER, PHASES, TUNED
+    GRID_BARRIERS = 2                               # a step, in one dispatch of many steps
 
     def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
                  seed: int = 0, check_every: int = 50, defines: dict | None = None, persistent: bool | None = None):
@@ -155,14 +156,18 @@ class OneBarrierMLP(PersistentMLP):
 
     BINDINGS = dict(BINDINGS, head=15)
     SHADER, PHASES = "train_2_onebarrier.comp", 2   # a step: layer 1; the head, gradients and update
+    GRID_BARRIERS = 1
     # small: the fastest of a few combinations timed by hand on the H100 (2026-11-23). wide: what fits 48 KiB
     # of shared memory at H = 800 (W2 alone is 32 KB); its 800 groups are more than an H100 holds at once
     TUNED = {"small": dict(COLS=1, THREADS=512, KSPLIT=4, HSPLIT=4, BSPLIT=2, U=8),
              "wide": dict(COLS=1, THREADS=128, KSPLIT=1, HSPLIT=1, BSPLIT=1, U=8)}
 
+    SOFTWARE = dict(THREADS=256, KSPLIT=2, HSPLIT=2, BSPLIT=1)   # within llvmpipe's 32 KiB of shared memory
+
     def __init__(self, ctx, params: dict, images=None, labels=None, *, defines: dict | None = None, **kwargs):
-        super().__init__(ctx, params, images, labels, defines=dict(MAX_H=np.shape(params["W1"])[1], **(defines or {})),
-                         **kwargs)
+        fit = self.SOFTWARE if gl.is_software(ctx) else {}
+        super().__init__(ctx, params, images, labels,
+                         defines=dict(fit, MAX_H=np.shape(params["W1"])[1], **(defines or {})), **kwargs)
         self.arrays.pop("A1").release()
         for name in ("dZ1", "dlogits"):                  # kept in shared memory by this shader
             self.arrays.pop(name).release()

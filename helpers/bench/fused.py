@@ -35,7 +35,7 @@ import numpy as np
 from .. import data, fused_mlp, gl, reference, timing
 from . import profile
 from ..gpu_mlp import GPUTrainer
-from ..persistent_mlp import PersistentMLP
+from ..persistent_mlp import OneBarrierMLP, PersistentMLP
 from .profile import empty_epochs, epoch_phases, profile_step, time_epochs
 from .jax_epoch import jax_rows
 from .train import torch_epochs
@@ -200,9 +200,11 @@ def run(ctx, quick: bool) -> list[dict]:
             rows.append(row)
             t.release()
 
-    # the persistent kernel (notebook 07): one dispatch per check_every steps, two grid barriers a step
+    # the persistent kernels (notebook 07): one dispatch per check_every steps, two grid barriers a step, or
+    # one (train_2, whose every group holds all of W2: the small net only)
     for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
         rows.append(persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps))
+    rows.append(persistent_row(ctx, reference.SGD(LR), HIDDEN, images, labels, orders, repeat, steps, OneBarrierMLP))
 
     # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
     unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
@@ -259,10 +261,12 @@ def timed_epochs(trainer, orders, epochs: int) -> tuple[list[float], list[float]
     return times, losses
 
 
-def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps) -> dict:
-    """An epoch of PersistentMLP (train_1_persistent.comp), or a row with the error that stopped it."""
-    name = f"persistent 784-{hidden}-10 {type(optimizer).__name__}"
-    trainer = PersistentMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
+def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps, cls=PersistentMLP) -> dict:
+    """An epoch of PersistentMLP (train_1_persistent.comp) or another persistent trainer class, or a row with
+    the error that stopped it."""
+    kind = "" if cls is PersistentMLP else "one-barrier "
+    name = f"persistent {kind}784-{hidden}-10 {type(optimizer).__name__}"
+    trainer = cls(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                             optimizer=optimizer, batch_size=BATCH, seed=0)
     try:
         times, losses = timed_epochs(trainer, orders, repeat)
@@ -271,7 +275,7 @@ def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps
     finally:
         trainer.release()
     return _row(name, times, dispatches_per_step=trainer.dispatches_per_step,
-                barriers_per_step=2 if trainer.persistent else 3, steps=steps, loss=losses[-1],
+                barriers_per_step=cls.GRID_BARRIERS if trainer.persistent else cls.PHASES, steps=steps, loss=losses[-1],
                 groups=trainer.groups[0], persistent=trainer.persistent)
 
 

@@ -197,7 +197,7 @@ def grid_barrier_seconds(ctx, n_groups: int, rounds: int = 2000, defines: dict |
 
 
 def phase_seconds(trainer, repeat: int = 50, clock=None) -> dict:
-    """A PersistentMLP's step taken apart (notebook 07): each of its three phases as a dispatch of its own
+    """A PersistentMLP's step taken apart (notebook 07): each of its PHASES phases as a dispatch of its own
     with its barrier (in a stream of `repeat`, the median of three streams), and, when the trainer runs
     persistent, one step inside a dispatch of `repeat` steps (the same phases joined by grid barriers).
     It trains (phase 2 updates the weights): save and restore them around it if they matter."""
@@ -208,11 +208,11 @@ def phase_seconds(trainer, repeat: int = 50, clock=None) -> dict:
     def median_of_three(issue):
         return statistics.median(clock.kernel(issue) for _ in range(3)) / repeat
     out = {}
-    for p in range(3):
+    for p in range(trainer.PHASES):
         out[f"phase {p}"] = median_of_three(lambda p=p: [trainer.dispatch(p, p + 1) for _ in range(repeat)])
     if trainer.persistent:
         steps = min(repeat, trainer.steps_per_epoch)  # steps of one epoch: the order holds no more batches
         trainer.start_epoch(0)  # the barrier's counters back to zero
-        out["persistent step"] = median_of_three(lambda: trainer.dispatch(0, 3 * steps)) * repeat / steps
+        out["persistent step"] = median_of_three(lambda: trainer.dispatch(0, trainer.PHASES * steps)) * repeat / steps
         out["flags"] = trainer.barrier_flags()["flags"]
     return out
