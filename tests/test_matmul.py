@@ -182,16 +182,22 @@ def test_sweep_checks_times_and_prints_one_line_per_configuration(ctx, capsys):
                                                      for n in bench_matmul.QUICK_SWEEP_SIZES}
 
 
-@pytest.mark.parametrize("name", list(bench_matmul.SWEEP))
-def test_every_sweep_configuration_matches_numpy(ctx, rng, name):
+SWEEPS = [(bench_matmul.SWEEP_RUNG, bench_matmul.SWEEP, name) for name in bench_matmul.SWEEP] + \
+         [(bench_matmul.SWEEP7_RUNG, bench_matmul.SWEEP7, name) for name in bench_matmul.SWEEP7]
+
+
+@pytest.mark.parametrize("rung, configs, name", SWEEPS, ids=[f"{r[:8]}-{n}" for r, _, n in SWEEPS])
+def test_every_sweep_configuration_matches_numpy(ctx, rng, rung, configs, name):
+    """Each configuration of `sweep` (matmul_6) and `sweep7` (matmul_7), on shapes with K, N % 4 != 0 and == 0."""
     try:
-        kernel = matmul.load(ctx, bench_matmul.SWEEP_RUNG, bench_matmul.SWEEP[name])
+        kernel = matmul.load(ctx, rung, configs[name])
     except gl.ShaderError as error:          # llvmpipe has 32 KiB of shared memory, NVIDIA 48 KiB
         if "shared memory" in str(error).lower():
             pytest.skip(f"{name}: more shared memory than this driver has")
         raise
-    a, b = rng.standard_normal((67, 21)).astype(np.float32), rng.standard_normal((21, 70)).astype(np.float32)
-    assert check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
+    for M, K, N in ((67, 21, 70), (33, 40, 36)):
+        a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+        assert check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
 
 
 def test_table_gives_each_rung_its_share_of_cublas_at_every_size():
