@@ -11,6 +11,8 @@ dispatch per `check_every` steps instead of two a step:
 
 Work group g owns hidden units [g*COLS, (g+1)*COLS): it computes layer 1 only for them and updates only
 their parameters, so each step is three phases with two grid barriers (the shader's banner says why).
+OneBarrierMLP (train_2_onebarrier.comp, notebook 07 section 10) needs one grid barrier a step: every group
+computes the whole batch's head itself.
 
 A grid barrier is only correct when every work group of the dispatch is resident on the GPU at once, and
 no API promises that (notebook 07 measures where it holds). `persistent=None` (the default) runs one
