@@ -162,15 +162,19 @@ vec4 bytes4(uint word) {
 const float TO_UNIT = 1.0 / 255.0;     // pixel = byte / 255, applied to each finished sum
 
 // What a dispatch's first phase reads from memory and later phases keep in shared memory: the group's
-// columns of [W1; b1] and where the batch's images start.
-void load_own(uint start, uint count, uint j0, uint cols) {
+// columns of [W1; b1].
+void load_own(uint j0, uint cols) {
     uint t = gl_LocalInvocationIndex, H = n_hidden;
     for (uint i = t; i < n_in * COLS; i += THREADS) {
         uint c = i / n_in, k = i % n_in;
         Wv[c * QW + k / 4u][k % 4u] = c < cols ? params[k * H + j0 + c] : 0.0;
     }
     for (uint c = t; c < COLS; c += THREADS) bc[c] = c < cols ? params[n_in * H + j0 + c] : 0.0;
-    for (uint b = t; b < count; b += THREADS) rowStart[b] = order[start + b] * (n_in / 4u);
+}
+
+// Where each sample of the step's batch starts in `images` (phase 0, and phase 1 when it opens a dispatch).
+void batch_rows(uint start, uint count) {
+    for (uint b = gl_LocalInvocationIndex; b < count; b += THREADS) rowStart[b] = order[start + b] * (n_in / 4u);
 }
 
 // Phase 0: A1[b, j] = relu(sum_k X[b, k] W1[k, j] + b1[j]) for every sample b, j the group's units, into
@@ -179,7 +183,7 @@ void load_own(uint start, uint count, uint j0, uint cols) {
 void layer1(uint start, uint count, uint j0, uint cols, uint a1) {
     uint t = gl_LocalInvocationIndex, r = t / KSPLIT, part = t % KSPLIT;
     uint H = n_hidden, HP = (H + 3u) / 4u * 4u, quads = n_in / 16u, rows = THREADS / KSPLIT;
-    for (uint b = t; b < count; b += THREADS) rowStart[b] = order[start + b] * (n_in / 4u);
+    batch_rows(start, count);
     barrier();
     for (uint b0 = 0u; b0 < count; b0 += rows) {
         float acc[COLS];
@@ -245,7 +249,8 @@ void head_and_update(uint start, uint count, uint j0, uint cols, uint i, bool fr
         else b2v[o / 4u][o % 4u] = w;
     }
     if (fresh) {
-        load_own(start, count, j0, cols);
+        load_own(j0, cols);
+        batch_rows(start, count);
         for (uint k = t; k < count * COLS; k += THREADS) {
             uint c = k % COLS;
             As[k] = c < cols ? A1[a1o + (k / COLS) * HP + j0 + c] : 0.0;
@@ -402,7 +407,7 @@ void main() {
         uint start = s * batch_size, count = min(batch_size, n_samples - start);
         if (p == 0u) {
             if (q == phase_first) {
-                load_own(start, count, j0, cols);
+                load_own(j0, cols);
             } else {                 // after phase 1: only this group's own parameters, Wv and bc changed
                 memoryBarrierShared();
                 barrier();

@@ -76,13 +76,15 @@ def shared_bytes(S: int, n_in: int, n_hidden: int, JT: int, KS: int, dropout: bo
     return 4 * S * (n_in + KS * 4 * JT + n_hidden + N_OUT + (2 if dropout else 0))
 
 
-def step_buffers(ctx, batch_size: int, n_hidden: int, n_samples: int) -> dict:
+def step_buffers(ctx, batch_size: int, n_hidden: int, n_samples: int,
+                 handed=("A1", "dZ1", "dlogits")) -> dict:
     """What a step hands from its per-sample half to its per-weight half, NaN until a kernel writes it: A1,
-    dZ1, dlogits of the batch, a loss per sample of the epoch; and "unused", the one-element stand-in bound
-    where the shaders declare optimizer state the optimizer lacks (SGD has none; Trainer.bind)."""
+    dZ1, dlogits of the batch (those of them named in `handed`), a loss per sample of the epoch; and "unused",
+    the one-element stand-in bound where the shaders declare optimizer state the optimizer lacks (SGD has
+    none; Trainer.bind)."""
     B, H = batch_size, n_hidden
-    arrays = {name: gl.empty(ctx, shape, name=name) for name, shape in
-              (("A1", (B, H)), ("dZ1", (B, H)), ("dlogits", (B, N_OUT)), ("losses", (max(n_samples, 1),)))}
+    shapes = {"A1": (B, H), "dZ1": (B, H), "dlogits": (B, N_OUT), "losses": (max(n_samples, 1),)}
+    arrays = {name: gl.empty(ctx, shapes[name], name=name) for name in (*handed, "losses")}
     arrays["unused"] = gl.GPUArray(ctx, (1,), name="unused optimizer state")
     return arrays
 

@@ -62,7 +62,8 @@ class PersistentMLP(Trainer):
         if self.C != N_OUT or self.K % 16:
             raise ValueError(f"{self.SHADER} trains n_in-H-{N_OUT} nets with n_in a multiple of 16; "
                              f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
-        tuned = self.TUNED["small" if self.H <= 256 else "wide"]
+        row = "software" if gl.is_software(ctx) and "software" in self.TUNED else "small" if self.H <= 256 else "wide"
+        tuned = self.TUNED[row]
         self.defines = dict(tuned, MAX_IN=self.K, MAX_B=self.batch_size, OPTIMIZER=OPTIMIZER_DEFINE[self.kind],
                             **(defines or {}))
         self.kernel = gl.Kernel(ctx, self.SHADER, self.defines)
@@ -73,16 +74,21 @@ class PersistentMLP(Trainer):
         one = self.groups[0] == 1  # a single work group is always resident
         self.persistent = (one or not gl.is_software(ctx)) if persistent is None else bool(persistent)
 
-        self.arrays.update(step_buffers(ctx, self.batch_size, self.H, self.n))  # FusedMLP's, at its bindings
+        self.arrays.update(self.step_buffers())
         self.arrays["sync"] = gl.empty(ctx, (4,), np.uint32, name="sync (grid barrier)", fill=0)
         self.kernel.set(n_in=self.K, n_hidden=self.H, n_samples=self.n, batch_size=self.batch_size,
                         phase_first=0, phase_end=0)
         self.set_hyperparameters()
         self._u_phases = (self.kernel.program["phase_first"], self.kernel.program["phase_end"])
 
+    def step_buffers(self) -> dict:
+        """What the shader hands between phases and to Python: FusedMLP's A1, dZ1, dlogits, losses and the
+        optimizer-state stand-in, at the same bindings."""
+        return step_buffers(self.ctx, self.batch_size, self.H, self.n)
+
     @property
     def dispatches_per_step(self) -> float:
-        """One dispatch a phase (three a step), or one dispatch per check_every steps."""
+        """One dispatch a phase (PHASES a step), or one dispatch per check_every steps."""
         return 1 / self.check_every if self.persistent else self.PHASES
 
     def set_hyperparameters(self) -> None:
@@ -132,7 +138,7 @@ class PersistentMLP(Trainer):
                 raise RuntimeError(
                     f"a grid barrier gave up in steps [{first}, {end}) of epoch {self.epoch}: not every one of the "
                     f"{self.groups[0]} work groups was resident on the GPU at once, so the results of those steps "
-                    "are wrong. Train with {type(self).__name__}(..., persistent=False) (a dispatch a phase) or with "
+                    f"are wrong. Train with {type(self).__name__}(..., persistent=False) (a dispatch a phase) or with "
                     "a larger COLS (fewer groups).")
         return super().check(first, end)
 
@@ -160,23 +166,25 @@ class OneBarrierMLP(PersistentMLP):
     SHADER, PHASES = "train_2_onebarrier.comp", 2   # a step: layer 1; the head, gradients and update
     GRID_BARRIERS = 1
     # small: the fastest of a few combinations timed by hand on the H100 (2026-11-23). wide: what fits 48 KiB
-    # of shared memory at H = 800 (W2 alone is 32 KB); its 800 groups are more than an H100 holds at once
+    # of shared memory at H = 800 (W2 alone is 32 KB); its 800 groups are more than an H100 holds at once.
+    # software: what fits llvmpipe's 32 KiB
     TUNED = {"small": dict(COLS=1, THREADS=512, KSPLIT=4, HSPLIT=4, BSPLIT=2, U=8),
-             "wide": dict(COLS=1, THREADS=128, KSPLIT=1, HSPLIT=1, BSPLIT=1, U=8)}
-
-    SOFTWARE = dict(THREADS=256, KSPLIT=2, HSPLIT=2, BSPLIT=1)   # within llvmpipe's 32 KiB of shared memory
+             "wide": dict(COLS=1, THREADS=128, KSPLIT=1, HSPLIT=1, BSPLIT=1, U=8),
+             "software": dict(COLS=1, THREADS=256, KSPLIT=2, HSPLIT=2, BSPLIT=1, U=8)}
 
     def __init__(self, ctx, params: dict, images=None, labels=None, *, defines: dict | None = None, **kwargs):
-        fit = self.SOFTWARE if gl.is_software(ctx) else {}
         super().__init__(ctx, params, images, labels,
-                         defines=dict(fit, MAX_H=np.shape(params["W1"])[1], **(defines or {})), **kwargs)
-        self.arrays.pop("A1").release()
-        for name in ("dZ1", "dlogits"):                  # kept in shared memory by this shader
-            self.arrays.pop(name).release()
+                         defines=dict(MAX_H=np.shape(params["W1"])[1], **(defines or {})), **kwargs)
+
+    def step_buffers(self) -> dict:
+        """Two copies of A1 (rows padded to 4 units: they start on 16 bytes, read as vec4s) and of [W2 | b2]
+        ("head"), the losses and the stand-in; dZ1 and dlogits stay in shared memory."""
         self.head_size = self.H * N_OUT + N_OUT
-        padded = -(-self.H // 4) * 4                      # rows of A1 start on 16 bytes (read as vec4s)
-        self.arrays["A1"] = gl.empty(ctx, (2, self.batch_size, padded), name="A1 (two copies)")
-        self.arrays["head"] = gl.empty(ctx, (2, self.head_size), name="head ([W2 | b2], two copies)")
+        arrays = step_buffers(self.ctx, self.batch_size, self.H, self.n, handed=())
+        padded = -(-self.H // 4) * 4
+        arrays["A1"] = gl.empty(self.ctx, (2, self.batch_size, padded), name="A1 (two copies)")
+        arrays["head"] = gl.empty(self.ctx, (2, self.head_size), name="head ([W2 | b2], two copies)")
+        return arrays
 
     def dispatch(self, phase_first: int, phase_end: int) -> None:
         """PersistentMLP.dispatch, then, if the dispatch ran a step's phase 1, the GPU copies the [W2 | b2]
