@@ -6,15 +6,19 @@
                                               # tune matmul_7_vec4k: 22 sets beside matmul_6_subgroup
 
 Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against NumPy (float64) at one
-size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real GPU: the dispatch
-alone, no upload or readback), median of several runs after warm-up. NumPy: wall clock of `a @ b` on
-the CPU. cuBLAS: torch.matmul in float32 with TF32 off (allow_tf32 = False), timed by CUDA events, in
-the same run, only where `import torch` works and CUDA is available.
+size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real GPU: no upload or
+readback) of STREAM dispatches back to back, each with its barrier, divided by STREAM; the median of
+several such streams after warm-up. NumPy: wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in
+float32 with TF32 off (allow_tf32 = False), timed the same way (STREAM calls between two CUDA events),
+in the same run, only where `import torch` works and CUDA is available. A stream, because one call
+timed alone also holds the time the GPU waits for the CPU to issue it: at 1024³, where a call takes
+tens of microseconds, that wait is a tenth of cuBLAS's time and less of a GLSL dispatch's.
 """
 
 from __future__ import annotations
 
 import statistics
+from time import perf_counter
 
 import numpy as np
 
@@ -29,8 +33,21 @@ def _repeat(seconds_guess: float, quick: bool) -> int:
     return 5 if seconds_guess > 0.02 else 20
 
 
+STREAM = 10   # calls timed back to back as one stream (GPU and cuBLAS alike): the GPU never waits for the CPU
+
+
+def stream(fn, calls: int = STREAM):
+    """A function that calls fn() `calls` times: time it, divide by `calls`."""
+    def calls_of_fn():
+        for _ in range(calls):
+            fn()
+    return calls_of_fn
+
+
 def cublas_seconds(n: int, repeat: int = 20):
-    """Median seconds of an n³ float32 torch matmul on CUDA with TF32 off, or None without torch/CUDA."""
+    """Median seconds of an n³ float32 torch matmul on CUDA with TF32 off: STREAM calls between two CUDA
+    events, divided by STREAM (as the GLSL rungs are timed), after half a second of sustained calls;
+    None without torch/CUDA."""
     try:
         import torch
     except Exception:
@@ -40,18 +57,26 @@ def cublas_seconds(n: int, repeat: int = 20):
     torch.backends.cuda.matmul.allow_tf32 = False
     a = torch.randn(n, n, device="cuda", dtype=torch.float32)
     b = torch.randn(n, n, device="cuda", dtype=torch.float32)
-    for _ in range(3):
-        a @ b
-    torch.cuda.synchronize()
+    until = perf_counter() + 0.5     # sustained work first: an idle GPU's clock takes about half a second
+    while perf_counter() < until:    # to climb (helpers.bench.profile.warm_up), and three calls at 1024³
+        for _ in range(10):          # are over in a fraction of a millisecond
+            a @ b
+        torch.cuda.synchronize()
     times = []
     for _ in range(repeat):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        a @ b
+        stream(lambda: a @ b)()
         end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3)
+        times.append(start.elapsed_time(end) / 1e3 / STREAM)
     return statistics.median(times)
+
+
+def streamed(ctx) -> int:
+    """Dispatches a timed stream holds: STREAM on a GPU, one on a software renderer (timed by the wall
+    clock there, where every dispatch runs to its end before the next starts)."""
+    return 1 if gl.is_software(ctx) else STREAM
 
 
 def numpy_seconds(a, b, repeat: int) -> float:
@@ -89,9 +114,11 @@ def run(ctx, quick: bool) -> list[dict]:
         fastest = kernels.get(matmul.FASTEST, next(iter(kernels.values())))
         matmul.warm_up(ctx, lambda: matmul.run(fastest, A, B, C, barrier=False), 0.0 if quick else 0.2)
         for name, kernel in kernels.items():
-            dispatch = lambda: matmul.run(kernel, A, B, C, barrier=False)  # noqa: E731
-            guess = clock.kernel(dispatch)
-            seconds = timing.median_seconds(lambda: clock.kernel(dispatch), repeat=_repeat(guess, quick), warmup=2)
+            calls = streamed(ctx)
+            dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
+            guess = clock.kernel(dispatches) / calls
+            seconds = timing.median_seconds(lambda: clock.kernel(dispatches), repeat=_repeat(guess, quick),
+                                            warmup=2) / calls
             rows.append({"impl": name[:-5], "size": n, "seconds": seconds, "gflops": flops / seconds / 1e9,
                          "clock": clock.source})
         seconds = numpy_seconds(a, b, 3 if quick or n >= 2048 else 10)
@@ -138,7 +165,7 @@ SWEEP7_RUNG = "matmul_7_vec4k.comp"
 # VEC_A 1, GROUP_M 8, COPIES 2). Block BM×BN, BK deep; TM×TN outputs per invocation; "tN": THREADS;
 # "scalarA": A read by scalar loads (VEC_A 0); "gG": GROUP_M G (g1: no swizzle); "1copy": one shared copy
 # of each tile (COPIES 1). Shared memory COPIES*BK*(BM+4+BN)*4 bytes <= 48 KiB. Work groups at 1024³:
-# 128×128 64, 128×64 and 64×128 128, 64×64 256 (the H100 has 132 SMs).
+# 128×128 64, 128×64 and 64×128 128, 64×64 256, 64×32 and 32×64 512 (the H100 has 132 SMs).
 SWEEP7 = {
     "128x128 k8  8x8  t256 (default)": {},
     "128x128 k8  8x8  t256 scalarA": {"VEC_A": 0},
@@ -162,6 +189,17 @@ SWEEP7 = {
     "64x64   k32 8x8  t64": {"BM": 64, "BN": 64, "BK": 32, "THREADS": 64},
     "64x64   k16 8x4  t128": {"BM": 64, "BN": 64, "BK": 16, "TN": 4, "THREADS": 128},
     "64x64   k16 4x4  t256": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256},
+    # around the best at 1024³ in the first sweep (64x64 k16 4x4 t256, 74 % of cuBLAS, goal 75 %):
+    "64x64   k8  4x4  t256": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},
+    "64x64   k16 4x4  t256 g1": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256, "GROUP_M": 1},
+    "64x64   k16 4x4  t256 1copy": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256, "COPIES": 1},
+    "64x64   k16 4x4  t256 scalarA": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256, "VEC_A": 0},
+    "64x64   k16 4x4  t256 warp8x4": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256, "LM": 8, "LN": 4},
+    "64x64   k32 4x4  t256 1copy": {"BM": 64, "BN": 64, "BK": 32, "TM": 4, "TN": 4, "THREADS": 256, "COPIES": 1},
+    "64x128  k16 4x8  t256": {"BM": 64, "BK": 16, "TM": 4, "THREADS": 256},
+    "128x64  k16 8x4  t256": {"BN": 64, "BK": 16, "TN": 4, "THREADS": 256},
+    "64x32   k16 4x4  t128": {"BM": 64, "BN": 32, "BK": 16, "TM": 4, "TN": 4, "THREADS": 128},
+    "32x64   k16 4x4  t128": {"BM": 32, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 128},
 }
 # Shapes every configuration must match NumPy on before it is timed (M, K, N): K and N % 4 == 0 (the vec4
 # paths), then neither (the scalar ones); the timed size itself is checked too.
@@ -217,8 +255,10 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
         C = gl.empty(ctx, (n, n), name="C")
         matmul.warm_up(ctx, lambda: matmul.run(kernels[base], A, B, C, barrier=False), 0.0 if quick else 0.2)
         for name, kernel in kernels.items():
-            dispatch = lambda: matmul.run(kernel, A, B, C, barrier=False)  # noqa: E731
-            seconds = timing.median_seconds(lambda: clock.kernel(dispatch), repeat=3 if quick else 7, warmup=2)
+            calls = streamed(ctx)
+            dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
+            seconds = timing.median_seconds(lambda: clock.kernel(dispatches), repeat=3 if quick else 7,
+                                            warmup=2) / calls
             x, y, z = kernel.groups(M=n, N=n)
             rows.append({"impl": name, "size": n, "seconds": seconds, "tflops": 2 * n ** 3 / seconds / 1e12,
                          "cublas_share": cublas[n] / seconds if cublas[n] else None, "clock": clock.source,
@@ -236,7 +276,9 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
         share = f", {100 * best['cublas_share']:.0f} % of cuBLAS" if best["cublas_share"] else ""
         print(f"best at {n}³: {best['impl'].strip()}  {best['defines']}  {best['tflops']:.3g} TFLOP/s{share}, "
               f"{best['tflops'] / speed[n]:.2f}× {baseline[:-5]} ({best['groups']} work groups)")
-    print(f"(kernel: {clock.source}, median of {3 if quick else 7}; cuBLAS: CUDA events)")
+    calls = streamed(ctx)
+    print(f"(kernel: {clock.source}, {calls} dispatch{'es' if calls > 1 else ''} a stream, median of {3 if quick else 7} streams; "
+          f"cuBLAS: CUDA events around {STREAM} calls)")
     return rows
 
 
