@@ -38,6 +38,16 @@ Wide nets can spend a third dispatch to read W1 fewer times (off by default):
     fused_head_1_xent.comp     from A1: logits, softmax cross-entropy, dlogits, dZ1 (fused_forward_1's rest)
 
 then fused_backward_1_update as before: three dispatches and three barriers a step, the same buffers.
+
+Register blocking (notebook 07) gives each thread a 4x4 block of outputs, so each value it reads from
+shared memory serves four multiply-adds (off by default; the same buffers and dispatch count):
+
+    FusedMLP(..., blocked=True)
+
+    fused_backward_3_blocked.comp  fused_backward_1 with a 4x4 block of [W1; b1] a thread (b1 is the row
+                                   that X's column of ones meets), W2 and b2 summed from shared memory
+    fused_hidden_2_blocked.comp    with tiled_hidden: fused_hidden_1 with 4 samples x 4 units a thread,
+                                   W1 staged in shared memory too
 """
 
 from __future__ import annotations
@@ -54,6 +64,7 @@ FORWARD_DROPOUT, BACKWARD_DROPOUT, MAXNORM = ("fused_forward_2_dropout.comp", "f
                                               "maxnorm_1_columns.comp")
 FORWARD_SPLIT = "fused_forward_3_split.comp"
 HIDDEN_TILED, HEAD = "fused_hidden_1_tiled.comp", "fused_head_1_xent.comp"
+HIDDEN_BLOCKED, BACKWARD_BLOCKED = "fused_hidden_2_blocked.comp", "fused_backward_3_blocked.comp"
 # Binding points shared by the fused shaders (see their banners); 10 and 11 are fused_predict_1's,
 # 12 and 13 fused_forward_3_split's scratch.
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
@@ -63,9 +74,11 @@ OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
 # notebooks/results/fused-sweep-h100.json) over the shaders' own #defines; overrides win, and the dropout
 # shaders keep their own defaults (notebook 06's runs).
 TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1),      # H <= 256
-                   "hidden": dict(RB=4, TQ=16, KS=16), "head": dict(S=1, LOCAL=256)},
+                   "hidden": dict(RB=4, TQ=16, KS=16), "head": dict(S=1, LOCAL=256),
+                   "hidden_blocked": {}, "backward_blocked": {}},
          "wide": {"forward": dict(KS=32), "backward": dict(BC=32, TJ=32, TKT=8, KPT=4),   # H > 256
-                  "hidden": dict(RB=4, TQ=32, KS=8), "head": dict(S=1, LOCAL=256)}}
+                  "hidden": dict(RB=4, TQ=32, KS=8), "head": dict(S=1, LOCAL=256),
+                  "hidden_blocked": {}, "backward_blocked": {}}}
 SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 
@@ -96,7 +109,9 @@ class FusedMLP(Trainer):
     pair of shaders); max_norm=c adds the max-norm dispatch after every update (notebook 06).
     tiled_hidden=True runs the forward half as two dispatches (fused_hidden_1_tiled, then fused_head_1_xent:
     self.forward and self.head), tuned by hidden_defines (RB, TQ, KS) and head_defines (S, LOCAL);
-    forward_defines then tune fused_predict_1 only. It has no dropout or split_hidden version."""
+    forward_defines then tune fused_predict_1 only. It has no dropout or split_hidden version.
+    blocked=True swaps in the register-blocked shaders (module docstring): the backward always, layer 1 with
+    tiled_hidden; backward_defines and hidden_defines then tune those (TQ, KQ, BS, BC / TQ, RQ, BK, KS)."""
 
     BINDINGS = BINDINGS
     dispatches_per_step = 2
@@ -105,7 +120,7 @@ class FusedMLP(Trainer):
                  seed: int = 0, check_every: int = 50, forward_defines: dict | None = None,
                  backward_defines: dict | None = None, dropout: tuple | None = None, max_norm: float | None = None,
                  split_hidden: bool = False, tiled_hidden: bool = False, hidden_defines: dict | None = None,
-                 head_defines: dict | None = None):
+                 head_defines: dict | None = None, blocked: bool = False):
         super().__init__(ctx, params, images, labels, optimizer=optimizer, batch_size=batch_size, seed=seed,
                          check_every=check_every)
         self.dropout = None if dropout is None else tuple(float(k) for k in dropout)
@@ -128,24 +143,34 @@ class FusedMLP(Trainer):
         if self.tiled_hidden and self.split_hidden:
             raise ValueError("tiled_hidden and split_hidden are two ways to split the forward pass: "
                              "use one or the other")
+        self.blocked = bool(blocked)
+        if self.blocked and (dropping or self.split_hidden):
+            raise ValueError("blocked has no dropout or split_hidden version: use blocked alone or with tiled_hidden")
         if not self.tiled_hidden and (hidden_defines or head_defines):
             raise ValueError("hidden_defines and head_defines tune the tiled_hidden shaders: pass tiled_hidden=True")
         self.tuned = TUNED["small" if self.H <= 256 else "wide"]  # the H100 sweep's row for this hidden size
         predict_defines = self._forward_defines(None if self.split_hidden else forward_defines)
         self.forward_defines = (dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(forward_defines or {}))
                                 if self.split_hidden else predict_defines)
-        tuned = self.tuned["backward"] if not dropping else {}
-        self.backward_defines = dict(tuned, **(backward_defines or {}), OPTIMIZER=OPTIMIZER_DEFINE[self.kind])
+        tuned = {} if dropping else self.tuned["backward_blocked" if self.blocked else "backward"]
+        vec4 = dict(VEC4=int(self.H % 4 == 0)) if self.blocked else {}
+        self.backward_defines = dict(tuned, **vec4, **(backward_defines or {}), OPTIMIZER=OPTIMIZER_DEFINE[self.kind])
         forward = FORWARD_SPLIT if self.split_hidden else FORWARD_DROPOUT if dropping else FORWARD
         self.head = None  # tiled_hidden: self.forward is layer 1 alone, self.head the rest of the forward half
-        if self.tiled_hidden:
+        if self.tiled_hidden and self.blocked:
+            forward = HIDDEN_BLOCKED
+            self.forward_defines = dict(self.tuned["hidden_blocked"], VEC4=int(self.H % 4 == 0),
+                                        **(hidden_defines or {}))
+        elif self.tiled_hidden:
             forward = HIDDEN_TILED
             self.forward_defines = dict(self.tuned["hidden"], MAX_IN=self.K, VEC4=int(self.H % 4 == 0),
                                         **(hidden_defines or {}))
+        if self.tiled_hidden:
             self.head_defines = dict(self.tuned["head"], **(head_defines or {}))
             self.head = gl.Kernel(ctx, HEAD, self.head_defines)
         self.forward = gl.Kernel(ctx, forward, self.forward_defines)
-        self.backward = gl.Kernel(ctx, BACKWARD_DROPOUT if dropping else BACKWARD, self.backward_defines)
+        backward = BACKWARD_BLOCKED if self.blocked else BACKWARD_DROPOUT if dropping else BACKWARD
+        self.backward = gl.Kernel(ctx, backward, self.backward_defines)
         self.predictor = gl.Kernel(ctx, PREDICT, predict_defines)  # no dropout at test time
         self.kernels = {"forward": self.forward, **({"head": self.head} if self.head is not None else {}),
                         "backward": self.backward, "predict": self.predictor}

@@ -1,0 +1,187 @@
+"""FusedMLP(blocked=True): the register-blocked shaders (glsl/fused_hidden_2_blocked.comp for layer 1,
+glsl/fused_backward_3_blocked.comp for every gradient and update) against NumPy, and whole steps against
+the version-1 trainer's.
+
+Awkward shapes: hidden 37 (read one float at a time, VEC4 0) and 100 (vec4 reads, a part-filled last
+block), n_in 784 and 20, batches of 37 and 1 in an epoch of 50 samples (the second batch of 37 a leftover
+of 13), batch 128 (several stages of batch rows), tunables that divide nothing; every output poisoned with
+NaN first.
+"""
+
+import numpy as np
+import pytest
+
+from helpers import check, fused_mlp, gl, reference
+
+N = 50
+RTOL = 1e-5
+
+
+def make_data(n_in=784, seed=7, n=N):
+    rng = np.random.default_rng(seed)
+    images = rng.integers(0, 256, (n, n_in), dtype=np.uint8)
+    labels = rng.integers(0, 10, n).astype(np.uint32)
+    return images, labels, images / np.float32(255)
+
+
+def make_trainer(ctx, n_in=784, hidden=37, optimizer=None, batch_size=37, n=N, **options):
+    images, labels, _ = make_data(n_in, n=n)
+    params = reference.init_params(n_in, hidden, 10, seed=1)
+    options.setdefault("blocked", True)
+    trainer = fused_mlp.FusedMLP(ctx, params, images, labels, optimizer=optimizer or reference.SGD(0.3),
+                                 batch_size=batch_size, seed=3, **options)
+    return trainer, params
+
+
+def batch_rows(n_in, step, batch_size, n=N):
+    """(images as floats, labels) of batch `step` of epoch 0, as the trainer orders them."""
+    _, labels, X = make_data(n_in, n=n)
+    idx = reference.epoch_order(n, 0, 3)[step * batch_size:(step + 1) * batch_size]
+    return X[idx], labels[idx]
+
+
+@pytest.mark.parametrize("n_in, hidden, step, defines", [
+    (784, 37, 0, None), (784, 100, 1, None), (20, 100, 0, None),
+    (784, 37, 1, dict(RQ=3, TQ=2, BK=8, KS=3)), (20, 37, 0, dict(RQ=1, TQ=1, BK=4, KS=1)),
+    (784, 100, 0, dict(RQ=2, TQ=5, BK=12, KS=2))],
+    ids=["784-37", "784-100-leftover", "20-100", "784-37-RQ3-TQ2-BK8-KS3", "20-37-one-thread-slices",
+         "784-100-TQ5-BK12"])
+def test_hidden_layer_matches_reference(ctx, n_in, hidden, step, defines):
+    """fused_hidden_2_blocked writes A1 of the batch's rows and nothing else."""
+    trainer, params = make_trainer(ctx, n_in, hidden, tiled_hidden=True, hidden_defines=defines)
+    assert trainer.forward.name == fused_mlp.HIDDEN_BLOCKED
+    assert trainer.forward.define("VEC4") == int(hidden % 4 == 0)
+    X, labels = batch_rows(n_in, step, 37)
+    want = fused_mlp.reference_outputs(params, X, labels)["A1"]
+    trainer.start_epoch(0)
+    for name in ("A1", "dZ1", "dlogits", "losses"):
+        trainer.arrays[name].fill(np.nan)
+    kernel, groups = trainer.dispatches(step)[0]
+    kernel.set(step=step)
+    kernel.program.run(*groups)
+    ctx.memory_barrier()
+    A1 = trainer.read("A1")
+    assert check.compare("A1", A1[:len(want)], want, RTOL)
+    assert np.isnan(A1[len(want):]).all(), "layer 1 wrote rows past the batch"
+    for name in ("dZ1", "dlogits", "losses"):
+        assert np.isnan(trainer.read(name)).all(), f"layer 1 wrote {name}"
+
+
+@pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9),
+                                            lambda: reference.Adam(1e-3, eps=1e-6)], ids=["SGD", "Momentum", "Adam"])
+@pytest.mark.parametrize("n_in, hidden, batch_size, defines", [
+    (784, 37, 37, None), (784, 100, 128, None), (20, 100, 1, None),
+    (784, 37, 37, dict(TQ=3, KQ=3, BS=2, BC=5)), (20, 100, 128, dict(TQ=1, KQ=3, BS=1, BC=7))],
+    ids=["784-37-B37", "784-100-B128", "20-100-B1", "784-37-TQ3-KQ3-BS2-BC5", "20-100-B128-one-slice"])
+def test_backward_update_matches_reference(ctx, make_optimizer, n_in, hidden, batch_size, defines):
+    """One fused_backward_3_blocked dispatch from the reference's A1, dZ1 and dlogits (rows past the batch
+    NaN) moves every parameter and its optimizer state as the reference optimizer's step does."""
+    n = 150
+    trainer, params = make_trainer(ctx, n_in, hidden, make_optimizer(), batch_size, n=n, backward_defines=defines)
+    assert trainer.backward.name == fused_mlp.BACKWARD_BLOCKED
+    assert trainer.backward.define("VEC4") == int(hidden % 4 == 0)
+    X, labels = batch_rows(n_in, 0, batch_size, n)
+    logits, cache = reference.forward(params, X)
+    _, dlogits = reference.softmax_xent(logits, labels)
+    dZ1 = (dlogits @ params["W2"].T) * (cache[1] > 0)
+    trainer.start_epoch(0)
+    for name, rows in (("A1", cache[2]), ("dZ1", dZ1), ("dlogits", dlogits)):
+        full = np.full(trainer.arrays[name].shape, np.nan, dtype=np.float32)
+        full[:batch_size] = rows
+        trainer.write(name, full)
+    if trainer.kind == "Adam":
+        trainer.backward.set(**trainer.next_bias_corrections())
+    trainer.backward.set(step=0)
+    trainer.backward.program.run(*trainer.dispatches(0)[-1][1])
+    ctx.memory_barrier()
+    optimizer = make_optimizer()
+    want = {k: v.copy() for k, v in params.items()}
+    optimizer.step(want, reference.backward(want, cache, dlogits))
+    got = trainer.read_params()
+    for name in want:
+        assert check.compare(name, got[name], want[name], RTOL)
+    for key, state in trainer.read_state().items():
+        ref_state = optimizer.v if key == "v" else optimizer.m
+        for name in want:
+            assert check.compare(f"{key}[{name}]", state[name], ref_state[name], RTOL)
+
+
+@pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9)],
+                         ids=["SGD", "Momentum"])
+@pytest.mark.parametrize("hidden, tiled", [(37, True), (100, True), (100, False)],
+                         ids=["H37-3-pass", "H100-3-pass", "H100-2-pass"])
+def test_steps_match_version_1_and_numpy(ctx, make_optimizer, hidden, tiled):
+    """Two epochs of whole steps (a full batch, then the leftover) leave the same weights, optimizer state
+    and losses as the version-1 shaders' steps, and the same weights as the NumPy reference's."""
+    trainers = {blocked: make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled_hidden=tiled,
+                                      blocked=blocked)[0] for blocked in (False, True)}
+    assert trainers[True].dispatches_per_step == trainers[False].dispatches_per_step == 2 + tiled
+    losses = {}
+    for blocked, trainer in trainers.items():
+        for epoch in range(2):
+            trainer.start_epoch(epoch)
+            for s in range(trainer.steps_per_epoch):
+                trainer.step(s)
+            losses[blocked] = trainer.loss_sums(0, trainer.steps_per_epoch)
+    got, want = trainers[True].read_params(), trainers[False].read_params()
+    for name in want:
+        assert check.compare(name, got[name], want[name], RTOL)
+    for key, state in trainers[True].read_state().items():
+        for name in want:
+            assert check.compare(f"{key}[{name}]", state[name], trainers[False].read_state()[key][name], RTOL)
+    assert check.compare("loss sums", losses[True], losses[False], RTOL)
+    _, labels, X = make_data()
+    ref, optimizer = reference.init_params(784, hidden, 10, seed=1), make_optimizer()
+    for epoch in range(2):
+        order = reference.epoch_order(N, epoch, 3)
+        for s in range(2):
+            idx = order[s * 37:(s + 1) * 37]
+            optimizer.step(ref, reference.loss_and_grads(ref, X[idx], labels[idx])[1])
+    for name in ref:
+        assert check.compare(f"{name} vs NumPy", got[name], ref[name], RTOL)
+    for trainer in trainers.values():
+        trainer.release()
+
+
+def test_same_seed_gives_the_same_bits(ctx):
+    """Every sum of the blocked shaders runs in a fixed order: two runs, bitwise-identical weights and losses."""
+    runs = []
+    for _ in range(2):
+        trainer, _ = make_trainer(ctx, hidden=100, optimizer=reference.Momentum(0.1, 0.9), tiled_hidden=True)
+        for epoch in range(2):
+            trainer.start_epoch(epoch)
+            for s in range(trainer.steps_per_epoch):
+                trainer.step(s)
+        runs.append((trainer.read("params"), trainer.read("losses")))
+        trainer.release()
+    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
+
+
+def test_group_counts_and_shared_memory(ctx):
+    """The work groups the banners give at the H100's sizes (batch 128 of 60,000 images: the last batch
+    holds 96), and the shared memory of the defaults within what OpenGL guarantees everywhere."""
+    hidden, backward = gl.Kernel(ctx, fused_mlp.HIDDEN_BLOCKED), gl.Kernel(ctx, fused_mlp.BACKWARD_BLOCKED)
+    sizes = dict(batch_size=128, n_samples=60_000)
+    tq, rq = hidden.define("TQ"), hidden.define("RQ")
+    assert hidden.groups(n_hidden=800, step=0, **sizes) == (-(-800 // (4 * tq)), -(-128 // (4 * rq)), 1)
+    assert hidden.groups(n_hidden=800, step=468, **sizes) == (-(-800 // (4 * tq)), -(-96 // (4 * rq)), 1)
+    tq, kq = backward.define("TQ"), backward.define("KQ")
+    head_groups, blocks = -(-801 // (4 * tq)), -(-785 // (4 * kq)) * -(-800 // (4 * tq))
+    assert backward.groups(n_in=784, n_hidden=800) == (head_groups + blocks, 1, 1)
+    d = hidden.define
+    words = d("KS") * d("BK") // 4
+    rows = 4 * d("RQ")
+    assert 16 * max(rows * (words + 1) + d("KS") * d("BK") * d("TQ"), d("KS") * rows * d("TQ")) + 4 * rows \
+        <= fused_mlp.SHARED_BYTES
+    d = backward.define
+    stage = d("BS") * d("BC")
+    assert 16 * max(stage * (d("KQ") + d("TQ")), d("BS") * 4 * d("KQ") * d("TQ")) <= fused_mlp.SHARED_BYTES
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(dropout=(0.8, 0.5)), "blocked has no dropout or split_hidden version"),
+    (dict(split_hidden=True), "blocked has no dropout or split_hidden version")],
+    ids=["dropout", "split_hidden"])
+def test_refused_combinations(ctx, options, match):
+    with pytest.raises(ValueError, match=match):
+        make_trainer(ctx, **options)
