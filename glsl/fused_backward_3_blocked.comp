@@ -63,7 +63,7 @@
 #error TQ*KQ*BS must be <= 1024 (threads of a work group)
 #endif
 #if 4 * KQ < N_OUT
-#error 4*KQ must be >= N_OUT (the head's groups stage dlogits where the W1 blocks stage X)
+#error KQ must be >= N_OUT/4 (W2's groups stage a row of dlogits, 3 vec4s, where W1's stage KQ vec4s of X)
 #endif
 
 layout(local_size_x = TQ, local_size_y = KQ, local_size_z = BS) in;
@@ -160,36 +160,47 @@ void store() {
     }
 }
 
-// [dW2; db2] for rows g*BN .. g*BN+BN-1 of [W2; b2]: gradient t of the group is (row t / N_OUT, column
-// t % N_OUT), summed over the batch by one thread from shared memory (A1's column of ones: db2).
-void head_block(uint g) {
-    const uint GRADS = BN * N_OUT, PER = (GRADS + THREADS - 1u) / THREADS;  // gradients a thread sums
-    float acc[PER];
-    for (uint i = 0u; i < PER; i++) acc[i] = 0.0;
+// [dW2; db2] for rows j0 .. j0+BN-1 of [W2; b2] (row H is b2, met by A1's column of ones): thread t sums
+// a 4×4 block (hidden units j0 + 4jq .., outputs 4oq ..) over batch rows slice, slice + SLICES, ... of each
+// stage, from A1 and dlogits staged as vec4s (dlogits padded to 12 a row); then the SLICES partial sums
+// of each block in a fixed order, and the update.
+void head_block() {
+    const uint OQ = (N_OUT + 3u) / 4u, SLICES = THREADS / (OQ * TQ);  // vec4s of a dlogits row; slices
+    uint jq = lid % TQ, oq = (lid / TQ) % OQ, slice = lid / (OQ * TQ);
+    vec4 acc[4];  // acc[i]: hidden unit j0 + 4jq + i, outputs 4oq .. 4oq+3
+    for (uint i = 0u; i < 4u; i++) acc[i] = vec4(0.0);
     for (uint b0 = 0u; b0 < count; b0 += ROWS) {
-        // rows b0.. of A1 (BN columns, the column of ones at H) at 0, of dlogits at BN*ROWS, as floats
-        for (uint w = lid; w < ROWS * BN; w += THREADS) {
-            uint b = b0 + w / BN, j = g * BN + w % BN;
-            tile[w / 4u][w % 4u] = b >= count ? 0.0 : j < H ? A1[b * H + j] : j == H ? 1.0 : 0.0;
+        for (uint w = lid; w < ROWS * TQ; w += THREADS) {  // A1 rows b0.. at XS, the column of ones at H
+            uint b = b0 + w / TQ, j = j0 + 4u * (w % TQ);
+            vec4 a = vec4(0.0);
+            for (uint c = 0u; c < 4u && b < count; c++) a[c] = j + c < H ? A1[b * H + j + c] : j + c == H ? 1.0 : 0.0;
+            tile[XS + w] = a;
         }
-        for (uint w = lid; w < ROWS * N_OUT; w += THREADS) {
-            uint b = b0 + w / N_OUT, at = ROWS * BN + w;
-            tile[at / 4u][at % 4u] = b < count ? dlogits[b * N_OUT + w % N_OUT] : 0.0;
+        for (uint w = lid; w < ROWS * OQ; w += THREADS) {  // dlogits rows b0.. at 0
+            uint b = b0 + w / OQ, o = 4u * (w % OQ);
+            vec4 d = vec4(0.0);
+            for (uint c = 0u; c < 4u && b < count && o + c < N_OUT; c++) d[c] = dlogits[b * N_OUT + o + c];
+            tile[w] = d;
         }
         barrier();
-        for (uint i = 0u; i < PER; i++) {
-            uint t = lid + i * THREADS, jj = t / N_OUT, o = t % N_OUT;
-            if (t >= GRADS) break;
-            for (uint r = 0u; r < ROWS; r++) {
-                uint a = r * BN + jj, d = ROWS * BN + r * N_OUT + o;
-                acc[i] += tile[a / 4u][a % 4u] * tile[d / 4u][d % 4u];
-            }
+        for (uint r = slice; r < ROWS && slice < SLICES; r += SLICES) {
+            vec4 a = tile[XS + r * TQ + jq], d = tile[r * OQ + oq];
+            acc[0] += a.x * d;
+            acc[1] += a.y * d;
+            acc[2] += a.z * d;
+            acc[3] += a.w * d;
         }
         barrier();
     }
-    for (uint i = 0u; i < PER; i++) {
-        uint t = lid + i * THREADS, j = g * BN + t / N_OUT;
-        if (t < GRADS && j <= H) update((n_in + 1u) * H + j * N_OUT + t % N_OUT, acc[i]);
+    for (uint i = 0u; i < 4u; i++) tile[lid * 4u + i] = acc[i];  // THREADS*4 vec4s: SUMS, always room
+    barrier();
+    if (lid >= OQ * TQ) return;
+    for (uint i = 0u; i < 4u; i++) {
+        uint j = j0 + 4u * jq + i;
+        vec4 sum = tile[lid * 4u + i];
+        for (uint sl = 1u; sl < SLICES; sl++) sum += tile[(sl * OQ * TQ + lid) * 4u + i];
+        for (uint c = 0u; c < 4u && j <= H && 4u * oq + c < N_OUT; c++)
+            update((n_in + 1u) * H + j * N_OUT + 4u * oq + c, sum[c]);
     }
 }
 
@@ -202,7 +213,8 @@ void main() {
     uint head_groups = (H + 1u + BN - 1u) / BN;
     uint g = gl_WorkGroupID.x;
     if (g < head_groups) {  // the same branch for the whole group, so the barriers are reached by all
-        head_block(g);
+        j0 = g * BN;
+        head_block();
         return;
     }
     uint block = g - head_groups, blocks_j = (H + BN - 1u) / BN;

@@ -24,8 +24,8 @@
 //           rows (unpacked to floats) and KS*BK rows of W1's BN columns into shared memory, then slice z
 //           (local z) multiplies its BK of them. Thread (x, y, z) owns hidden units 4x .. 4x+3 of the
 //           group's rows y, y + RQ, y + 2RQ, y + 3RQ: 16 running sums. While a stage is multiplied, the
-//           next one's loads are already in flight (held in registers). At the end the KS partial sums of
-//           each output are added in shared memory in a fixed order: the same bits every run
+//           next one's loads are already in flight (held in registers). At the end slice 0 adds the other
+//           slices' partial sums of its outputs, from shared memory, in a fixed order: the same bits every run
 // Changed   vs fused_hidden_1_tiled: W1 is staged in shared memory too (version 1 read it from global
 //           memory into registers, a thread's own 4 columns, one stage at a time), and a thread owns 4
 //           samples as well as 4 hidden units, so a shared-memory read feeds 4 multiply-adds instead of 1;
@@ -33,7 +33,7 @@
 // Checked   relative error < 1e-5 against NumPy, A1 poisoned with NaN first, hidden sizes that are not
 //           multiples of BN (or of 4), a leftover batch, n_in 20 and 784 (tests/test_fused_blocked.py)
 // Tunables  BK a multiple of 4, TQ*RQ*KS <= 1024 threads (checked below); with BM = 4*RQ, BN = 4*TQ,
-//           16 * max(BM*(KS*BK/4 + 1) + KS*BK*TQ, KS*BM*TQ) + 4*BM bytes of shared memory:
+//           16 * max(BM*(KS*BK/4 + 1) + KS*BK*TQ, (KS-1)*BM*TQ) + 4*BM bytes of shared memory:
 //           <= 32 KiB everywhere, 48 KiB on NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads the same
 //           weights one float at a time: same sums, same order). Defaults: 256 threads and 17 KiB; at batch
 //           128 the H100's 132 SMs get 25 × 4 = 100 work groups for 800 hidden units
@@ -73,7 +73,7 @@ const uint XS = BM * XSTRIDE;               // staged rows: [BM][XSTRIDE] vec4, 
 const uint WS = KS * BK * TQ;               // staged W1: [KS*BK][TQ] vec4, 4 hidden units each
 const uint X_LOADS = (BM * WORDS + THREADS - 1u) / THREADS;    // words a thread loads per stage
 const uint W_LOADS = (KS * BK * TQ + THREADS - 1u) / THREADS;  // vec4s of W1 a thread loads per stage
-const uint SUMS = KS * BM * TQ;             // the partial sums at the end: [KS][BM][TQ] vec4
+const uint SUMS = (KS - 1u) * BM * TQ;      // slices 1 .. KS-1's partial sums at the end: [KS-1][BM][TQ] vec4
 const uint NO_ROW = 0xFFFFFFFFu;            // base[] of a row past the batch
 
 shared vec4 tile[max(XS + WS, SUMS)];  // a stage: rows at 0, W1 at XS; after the last stage, the partial sums
@@ -157,14 +157,18 @@ void main() {
         }
     }
 
-    // The KS partial sums of each output in a fixed order, + b1, ReLU: an iteration writes 4 neighbouring units.
-    for (uint i = 0u; i < 4u; i++) tile[(z * BM + y + i * RQ) * TQ + x] = acc[i];
+    // The KS partial sums of each output in a fixed order: slices 1 .. KS-1 leave theirs in shared memory,
+    // slice 0 adds them to its own, + b1, ReLU, and writes 4 neighbouring hidden units of each of its rows.
+    if (z > 0u)
+        for (uint i = 0u; i < 4u; i++) tile[((z - 1u) * BM + y + i * RQ) * TQ + x] = acc[i];
     barrier();
-    for (uint o = lid; o < BM * TQ; o += THREADS) {
-        uint b = row0 + o / TQ, j = col0 + 4u * (o % TQ);
+    if (z > 0u) return;
+    uint j = col0 + 4u * x;
+    for (uint i = 0u; i < 4u; i++) {
+        uint r = y + i * RQ, b = row0 + r;
         if (b >= count || j >= H) continue;
-        vec4 sum = tile[o];
-        for (uint slice = 1u; slice < KS; slice++) sum += tile[slice * BM * TQ + o];
+        vec4 sum = acc[i];
+        for (uint slice = 1u; slice < KS; slice++) sum += tile[((slice - 1u) * BM + r) * TQ + x];
         for (uint c = 0u; c < 4u && j + c < H; c++) A1[b * H + j + c] = max(sum[c] + params[n_in * H + j + c], 0.0);
     }
 }

@@ -75,10 +75,10 @@ OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
 # shaders keep their own defaults (notebook 06's runs).
 TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1),      # H <= 256
                    "hidden": dict(RB=4, TQ=16, KS=16), "head": dict(S=1, LOCAL=256),
-                   "hidden_blocked": {}, "backward_blocked": {}},
+                   "hidden_blocked": dict(RQ=1, TQ=8, BK=8, KS=16), "backward_blocked": {}},
          "wide": {"forward": dict(KS=32), "backward": dict(BC=32, TJ=32, TKT=8, KPT=4),   # H > 256
                   "hidden": dict(RB=4, TQ=32, KS=8), "head": dict(S=1, LOCAL=256),
-                  "hidden_blocked": {}, "backward_blocked": {}}}
+                  "hidden_blocked": dict(RQ=8, TQ=8, BK=8, KS=8), "backward_blocked": {}}}
 SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 

@@ -163,13 +163,13 @@ def run(ctx, quick: bool) -> list[dict]:
     steps = -(-n // BATCH)
     rows = []
 
-    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False, tiled=False):
+    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False, tiled=False, blocked=False):
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                      optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split,
-                                     tiled_hidden=tiled)
+                                     tiled_hidden=tiled, blocked=blocked)
         times, losses = timed_epochs(trainer, orders, epochs)
         kind = type(optimizer).__name__
-        way = " split" if split else " 3-pass" if tiled else ""
+        way = (" blocked" if blocked else "") + (" split" if split else " 3-pass" if tiled else "")
         row = _row(name or f"fused{way} 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
                    barriers_per_step=trainer.dispatches_per_step, steps=steps, samples_per_group=trainer.S,
                    loss=losses[-1])
@@ -194,9 +194,10 @@ def run(ctx, quick: bool) -> list[dict]:
     t, row = fused(reference.Momentum(0.2, 0.9), hidden=wide, epochs=repeat)  # notebook 05's recipe
     rows.append(row)
     t.release()
-    for split, tiled in ((True, False), (False, True)):  # split: notebook 07; tiled: layer 1 shared by RB samples
+    # split: notebook 07; tiled: layer 1 shared by RB samples; blocked: 4x4 outputs a thread (notebook 07)
+    for split, tiled, blocked in ((True, False, False), (False, True, False), (False, False, True), (False, True, True)):
         for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
-            t, row = fused(optimizer, hidden=hidden, split=split, tiled=tiled)
+            t, row = fused(optimizer, hidden=hidden, split=split, tiled=tiled, blocked=blocked)
             rows.append(row)
             t.release()
 
@@ -332,6 +333,13 @@ SPLIT_SWEEP = [dict(SB=sb, HQ=hq, KS=ks) for sb in (4, 8, 16) for hq in (4, 8, 1
 HIDDEN_SWEEP = [dict(RB=rb, TQ=tq, KS=ks) for rb in (4, 8) for tq in (8, 16, 32) for ks in (4, 8, 16, 32)
                 if tq * ks <= 1024 and 4 * max(rb * 784, ks * rb * 4 * tq) <= 48 * 1024]
 HEAD_SWEEP = [dict(S=s, LOCAL=local) for s in (1, 2, 4) for local in (128, 256)]
+# The register-blocked pair (FusedMLP(blocked=True)): threads <= 1024 and shared memory <= 48 KiB (banners)
+HIDDEN_BLOCKED_SWEEP = [dict(RQ=rq, TQ=tq, BK=bk, KS=ks) for rq in (1, 2, 4, 8) for tq in (4, 8, 16) for bk in (8, 16)
+                        for ks in (4, 8, 16) if tq * rq * ks <= 1024
+                        and 16 * max(4 * rq * (ks * bk // 4 + 1) + ks * bk * tq, (ks - 1) * 4 * rq * tq) + 16 * rq <= 48 * 1024]
+BACKWARD_BLOCKED_SWEEP = [dict(TQ=tq, KQ=kq, BS=bs, BC=bc) for tq in (2, 4, 8, 16) for kq in (4, 8) for bs in (2, 4, 8)
+                          for bc in (8, 16, 32) if tq * kq * bs <= 1024
+                          and 16 * max(bs * bc * (kq + tq), bs * 4 * kq * tq) <= 48 * 1024]
 BACKWARD_SWEEP = [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128)
                   for tj, tkt, kpt in ((32, 8, 2), (32, 8, 4), (32, 16, 1), (64, 4, 2), (16, 16, 1))]
 SM_SHADER = """#version 430
@@ -473,18 +481,21 @@ def sweep(ctx, quick: bool) -> dict:
               f"flags {result['flags']}, most polls {result['max_polls']}, slots ok {result['slots_ok']}")
     out["anatomy"], out["kernels"], out["epochs"] = {}, [], []
     for hidden, optimizer in ((HIDDEN, reference.SGD(LR)), (WIDE if not quick else 256, reference.Momentum(0.2, 0.9))):
-        def make(forward=None, backward=None, way="fused", head=None):  # way: fused, split or 3-pass
+        def make(forward=None, backward=None, way="fused", head=None, blocked=False):  # way: fused, split, 3-pass
             tiled = way == "3-pass"  # forward: the tunables of the step's first dispatch
             return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                       optimizer=optimizer, batch_size=BATCH, seed=0,
                                       forward_defines=None if tiled else forward, backward_defines=backward,
-                                      split_hidden=way == "split", tiled_hidden=tiled,
+                                      split_hidden=way == "split", tiled_hidden=tiled, blocked=blocked,
                                       hidden_defines=forward if tiled else None, head_defines=head)
         best = {}
         for way, grids in (("fused", {"forward": FORWARD_SWEEP, "backward": BACKWARD_SWEEP}),
                            ("split", {"forward": SPLIT_SWEEP}),
-                           ("3-pass", {"forward": HIDDEN_SWEEP, "head": HEAD_SWEEP})):
-            trainer = make(dict(SB=4, HQ=4) if way == "split" else None, way=way)  # the split's largest scratch
+                           ("3-pass", {"forward": HIDDEN_SWEEP, "head": HEAD_SWEEP}),
+                           ("blocked", {"forward": HIDDEN_BLOCKED_SWEEP, "backward": BACKWARD_BLOCKED_SWEEP})):
+            blocked = way == "blocked"  # the blocked pair, in the 3-pass step
+            trainer = make(dict(SB=4, HQ=4) if way == "split" else None, way="3-pass" if blocked else way,
+                           blocked=blocked)  # the split's largest scratch
             label = f"784-{hidden}-10{'' if way == 'fused' else ' ' + way}"
             out["anatomy"][label] = step_anatomy(ctx, trainer, repeat)
             print(f"\n{label} step, µs: " + ", ".join(f"{k} {1e6 * v:.1f}" for k, v in out["anatomy"][label].items()))
@@ -497,19 +508,23 @@ def sweep(ctx, quick: bool) -> dict:
                     best[which, way] = mine[0]["tunables"]
                     print(f"{mine[0]['shader']}: " + "; ".join(f"{r['tunables']} {r['us']:.1f} µs ({r['groups']} groups)"
                                                               for r in mine[:6]))
-        for label, way, f, h, b in (("defaults", "fused", None, None, None),
-                                    ("best", "fused", best["forward", "fused"], None, best["backward", "fused"]),
-                                    ("split, best", "split", best["forward", "split"], None, best["backward", "fused"]),
-                                    ("3-pass, best", "3-pass", best["forward", "3-pass"], best["head", "3-pass"],
-                                     best["backward", "fused"])):
-            trainer = make(f, b, way, h)
+        for label, way, f, h, b, blocked in (
+                ("defaults", "fused", None, None, None, False),
+                ("best", "fused", best["forward", "fused"], None, best["backward", "fused"], False),
+                ("split, best", "split", best["forward", "split"], None, best["backward", "fused"], False),
+                ("3-pass, best", "3-pass", best["forward", "3-pass"], best["head", "3-pass"], best["backward", "fused"],
+                 False),
+                ("blocked backward, best", "fused", best["forward", "fused"], None, best["backward", "blocked"], True),
+                ("blocked 3-pass, best", "3-pass", best["forward", "blocked"], best["head", "3-pass"],
+                 best["backward", "blocked"], True)):
+            trainer = make(f, b, way, h, blocked)
             trainer.start_epoch(0)
             profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
             times = time_epochs(lambda e: trainer.run_epoch(e), ctx.finish, 1 if quick else 5)
             trainer.release()
             out["epochs"].append(_row(f"fused 784-{hidden}-10 {type(optimizer).__name__} ({label})", times,
                                       forward=f, head=h, backward=b, split_hidden=way == "split",
-                                      tiled_hidden=way == "3-pass"))
+                                      tiled_hidden=way == "3-pass", blocked=blocked))
             print(f"epoch with {label}: {out['epochs'][-1]['ms']:.2f} ms  (forward {f}, "
                   f"{f'head {h}, ' if h else ''}backward {b})")
     return out
