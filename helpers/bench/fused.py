@@ -432,7 +432,8 @@ def step_anatomy(ctx, trainer, repeat: int) -> dict:
 def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
     """Each tunable set of grids["forward"] / grids["backward"] (and grids["head"] with tiled_hidden) timed
     as one dispatch + barrier (profile.dispatch_seconds) with the trainer's shaders and bound buffers at
-    step 0; shapes that do not compile (a #error of the shader) or need more than 48 KiB of shared memory
+    step 0, after profile.warm_up's sustained run of the same dispatch (the GPU's clock back up after the
+    compile); shapes that do not compile (a #error of the shader) or need more than 48 KiB of shared memory
     are skipped."""
     clock = timing.Clock(ctx)
     trainer.start_epoch(0)
@@ -456,6 +457,9 @@ def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
                 continue
             candidate.set(**sizes, **(trainer.hyperparameters() if which == "backward" else {}))
             groups = candidate.groups(**sizes)
+            # compiling left the GPU idle, and an idle GPU's clock drops: without this, candidates were timed
+            # up to 4x slower than the same program inside a trainer (H100, 2026-11-24; 0.15 s was too short)
+            profile.warm_up(ctx, lambda: (candidate.program.run(*groups), ctx.memory_barrier(profile.BARRIER)))
             seconds = profile.dispatch_seconds(ctx, candidate.program, groups, repeat, clock)
             rows.append({"kernel": which, "shader": kernel.name, "hidden": trainer.H, "tunables": tunables,
                          "us": 1e6 * seconds, "groups": groups[0] * groups[1]})
