@@ -1,6 +1,7 @@
 """FusedMLP(blocked=True): the register-blocked shaders (glsl/fused_hidden_2_blocked.comp for layer 1,
-glsl/fused_backward_3_blocked.comp for every gradient and update) against NumPy, and whole steps against
-the version-1 trainer's.
+glsl/fused_backward_3_blocked.comp for every gradient and update) against NumPy, one dispatch at a time.
+Whole steps against the version-1 shaders' and NumPy's, and the same bits run after run, are in
+tests/test_fused_tiled.py with the other step comparisons.
 
 Awkward shapes: hidden 37 (read one float at a time, VEC4 0) and 100 (vec4 reads, a part-filled last
 block), n_in 784 and 20, batches of 37 and 1 in an epoch of 50 samples (the second batch of 37 a leftover
@@ -104,57 +105,6 @@ def test_backward_update_matches_reference(ctx, make_optimizer, n_in, hidden, ba
         ref_state = optimizer.v if key == "v" else optimizer.m
         for name in want:
             assert check.compare(f"{key}[{name}]", state[name], ref_state[name], RTOL)
-
-
-@pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9)],
-                         ids=["SGD", "Momentum"])
-@pytest.mark.parametrize("hidden, tiled", [(37, True), (100, True), (100, False)],
-                         ids=["H37-3-pass", "H100-3-pass", "H100-2-pass"])
-def test_steps_match_version_1_and_numpy(ctx, make_optimizer, hidden, tiled):
-    """Two epochs of whole steps (a full batch, then the leftover) leave the same weights, optimizer state
-    and losses as the version-1 shaders' steps, and the same weights as the NumPy reference's."""
-    trainers = {blocked: make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled_hidden=tiled,
-                                      blocked=blocked)[0] for blocked in (False, True)}
-    assert trainers[True].dispatches_per_step == trainers[False].dispatches_per_step == 2 + tiled
-    losses = {}
-    for blocked, trainer in trainers.items():
-        for epoch in range(2):
-            trainer.start_epoch(epoch)
-            for s in range(trainer.steps_per_epoch):
-                trainer.step(s)
-            losses[blocked] = trainer.loss_sums(0, trainer.steps_per_epoch)
-    got, want = trainers[True].read_params(), trainers[False].read_params()
-    for name in want:
-        assert check.compare(name, got[name], want[name], RTOL)
-    for key, state in trainers[True].read_state().items():
-        for name in want:
-            assert check.compare(f"{key}[{name}]", state[name], trainers[False].read_state()[key][name], RTOL)
-    assert check.compare("loss sums", losses[True], losses[False], RTOL)
-    _, labels, X = make_data()
-    ref, optimizer = reference.init_params(784, hidden, 10, seed=1), make_optimizer()
-    for epoch in range(2):
-        order = reference.epoch_order(N, epoch, 3)
-        for s in range(2):
-            idx = order[s * 37:(s + 1) * 37]
-            optimizer.step(ref, reference.loss_and_grads(ref, X[idx], labels[idx])[1])
-    for name in ref:
-        assert check.compare(f"{name} vs NumPy", got[name], ref[name], RTOL)
-    for trainer in trainers.values():
-        trainer.release()
-
-
-def test_same_seed_gives_the_same_bits(ctx):
-    """Every sum of the blocked shaders runs in a fixed order: two runs, bitwise-identical weights and losses."""
-    runs = []
-    for _ in range(2):
-        trainer, _ = make_trainer(ctx, hidden=100, optimizer=reference.Momentum(0.1, 0.9), tiled_hidden=True)
-        for epoch in range(2):
-            trainer.start_epoch(epoch)
-            for s in range(trainer.steps_per_epoch):
-                trainer.step(s)
-        runs.append((trainer.read("params"), trainer.read("losses")))
-        trainer.release()
-    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
 
 
 def test_group_counts_and_shared_memory(ctx):

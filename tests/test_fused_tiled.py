@@ -1,6 +1,7 @@
 """FusedMLP(tiled_hidden=True): its two forward shaders (glsl/fused_hidden_1_tiled.comp, then
 glsl/fused_head_1_xent.comp) against NumPy and against fused_forward_1_xent, and its three-dispatch steps
-against the two-dispatch trainer's.
+against the two-dispatch trainer's; whole steps of FusedMLP(blocked=True) against the version-1 shaders'
+(the blocked shaders one dispatch at a time: tests/test_fused_blocked.py).
 
 Awkward shapes: hidden 37 (read one float at a time, VEC4 0) and 100 (vec4 reads, a part-filled last tile),
 n_in 784 and 20, an epoch of 50 samples in batches of 37 (the second batch a leftover of 13), tunables that
@@ -120,27 +121,34 @@ def test_both_passes_write_what_fused_forward_1_writes(ctx, hidden, step):
 
 @pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9)],
                          ids=["SGD", "Momentum"])
-@pytest.mark.parametrize("hidden, max_norm", [(37, None), (100, None), (100, 1.0)], ids=["H37", "H100", "H100-maxnorm"])
-def test_steps_match_the_two_dispatch_trainer(ctx, make_optimizer, hidden, max_norm):
+@pytest.mark.parametrize("hidden, max_norm, first, second", [
+    (37, None, (False, False), (True, False)), (100, None, (False, False), (True, False)),
+    (100, 1.0, (False, False), (True, False)),
+    (37, None, (True, False), (True, True)), (100, None, (True, False), (True, True)),
+    (100, None, (False, False), (False, True))],
+    ids=["H37", "H100", "H100-maxnorm", "H37-3-pass-blocked", "H100-3-pass-blocked", "H100-2-pass-blocked"])
+def test_steps_match_the_two_dispatch_trainer(ctx, make_optimizer, hidden, max_norm, first, second):
     """Two epochs of whole steps (a full batch, then the leftover) leave the same weights, optimizer state
-    and losses as FusedMLP's two-dispatch steps, and as the NumPy reference's."""
-    trainers = {tiled: make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled=tiled, max_norm=max_norm)[0]
-                for tiled in (False, True)}
-    assert trainers[True].dispatches_per_step == trainers[False].dispatches_per_step + 1
-    losses = {}
-    for tiled, trainer in trainers.items():
+    and losses with the `second` trainer's shaders as with the `first`'s, (tiled_hidden, blocked) each: the
+    two-dispatch trainer against the three-dispatch one, and the version-1 shaders against the register-
+    blocked ones (tests/test_fused_blocked.py); and the same weights as the NumPy reference's."""
+    trainers = [make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled=tiled, blocked=blocked,
+                             max_norm=max_norm)[0] for tiled, blocked in (first, second)]
+    assert trainers[1].dispatches_per_step == trainers[0].dispatches_per_step + second[0] - first[0]
+    losses = []
+    for trainer in trainers:
         for epoch in range(2):
             trainer.start_epoch(epoch)
             for s in range(trainer.steps_per_epoch):
                 trainer.step(s)
-            losses[tiled] = trainer.loss_sums(0, trainer.steps_per_epoch)
-    got, want = trainers[True].read_params(), trainers[False].read_params()
+        losses.append(trainer.loss_sums(0, trainer.steps_per_epoch))
+    got, want = trainers[1].read_params(), trainers[0].read_params()
     for name in want:
         assert check.compare(name, got[name], want[name], RTOL)
-    for key, state in trainers[True].read_state().items():
+    for key, state in trainers[1].read_state().items():
         for name in want:
-            assert check.compare(f"{key}[{name}]", state[name], trainers[False].read_state()[key][name], RTOL)
-    assert check.compare("loss sums", losses[True], losses[False], RTOL)
+            assert check.compare(f"{key}[{name}]", state[name], trainers[0].read_state()[key][name], RTOL)
+    assert check.compare("loss sums", losses[1], losses[0], RTOL)
     if max_norm is None:  # and both against NumPy (max-norm has no reference step)
         _, labels, X = make_data()
         ref, optimizer = reference.init_params(784, hidden, 10, seed=1), make_optimizer()
@@ -151,15 +159,17 @@ def test_steps_match_the_two_dispatch_trainer(ctx, make_optimizer, hidden, max_n
                 optimizer.step(ref, reference.loss_and_grads(ref, X[idx], labels[idx])[1])
         for name in ref:
             assert check.compare(f"{name} vs NumPy", got[name], ref[name], RTOL)
-    for trainer in trainers.values():
+    for trainer in trainers:
         trainer.release()
 
 
-def test_same_seed_gives_the_same_bits(ctx):
-    """Every sum of the three dispatches runs in a fixed order: two runs, bitwise-identical weights and losses."""
+@pytest.mark.parametrize("blocked", [False, True], ids=["version-1", "blocked"])
+def test_same_seed_gives_the_same_bits(ctx, blocked):
+    """Every sum of the three dispatches runs in a fixed order, with the version-1 shaders and the
+    register-blocked ones: two runs, bitwise-identical weights and losses."""
     runs = []
     for _ in range(2):
-        trainer, _ = make_trainer(ctx, hidden=100, optimizer=reference.Momentum(0.1, 0.9))
+        trainer, _ = make_trainer(ctx, hidden=100, optimizer=reference.Momentum(0.1, 0.9), blocked=blocked)
         for epoch in range(2):
             trainer.start_epoch(epoch)
             for s in range(trainer.steps_per_epoch):
