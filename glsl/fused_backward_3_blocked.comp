@@ -31,26 +31,28 @@
 //           float beta1, beta2, one_minus_beta1, one_minus_beta2, eps, c1, c2   (OPTIMIZER 2)
 //           c1 = 1 - beta1^t and c2 = 1 - beta2^t, with 1 - beta, computed on the CPU in float64
 // Dispatch  local (TQ, KQ, BS); groups (ceil((n_hidden + 1)/(4*TQ)) + ceil((n_in + 1)/(4*KQ))*ceil(n_hidden/(4*TQ)), 1, 1)
-//           the first ceil((H+1)/BN) groups (BN = 4*TQ) own BN rows each of [W2; b2]: one thread per
-//           gradient, summed over the batch from rows of A1 and dlogits staged in shared memory. The rest
-//           each own a BK×BN block of [W1; b1] (BK = 4*KQ): the batch goes by in stages of BS*BC rows; all
-//           threads copy a stage's BK columns of X (the row of ones for b1 included) and BN columns of
-//           dZ1 into shared memory, then slice z (local z) multiplies its BC rows of them. Thread (x, y, z)
-//           owns inputs 4y .. 4y+3 × hidden units 4x .. 4x+3 of the block: 16 running sums. At the end the
-//           BS partial sums of each gradient are added in shared memory in a fixed order, then updated.
+//           the first ceil((H+1)/BN) groups (BN = 4*TQ) own BN rows each of [W2; b2]: a thread sums a 4×4
+//           block of it (4 rows × 4 of the N_OUT columns, 3 vec4s a row) over every THREADS/(3*TQ)-th batch
+//           row, from rows of A1 and dlogits staged in shared memory, then the slices' sums are added in a
+//           fixed order. The rest each own a BK×BN block of [W1; b1] (BK = 4*KQ): the batch goes by in
+//           stages of BS*BC rows; all threads copy a stage's BK columns of X (the row of ones for b1
+//           included) and BN columns of dZ1 into shared memory, then slice z (local z) multiplies its BC
+//           rows of them. Thread (x, y, z) owns inputs 4y .. 4y+3 × hidden units 4x .. 4x+3 of the
+//           block: 16 running sums. At the end the BS partial sums of each gradient are added in shared
+//           memory in a fixed order, then updated.
 //           No atomics: the same bits every run
 // Changed   vs fused_backward_1_update: a thread owns a 4×4 block of W1 (version 1: KPT inputs × 1 unit),
 //           so a shared-memory read feeds 4 multiply-adds instead of 1; b1 is the row of [W1; b1] that X's
 //           column of ones meets, so W1's blocks sum it (version 1 summed it in groups of its own, as it
 //           does W2 and b2, a thread per gradient reading global memory in a loop over the batch: here
 //           W2's groups read the batch from shared memory)
-// Checked   relative error < 1e-5 against NumPy for SGD, momentum and Adam, params and state poisoned
-//           outside the parameters, hidden sizes that are not multiples of 4*TQ (or of 4), a leftover
-//           batch, n_in 20 and 784 (tests/test_fused_blocked.py)
+// Checked   relative error < 1e-5 against NumPy for SGD, momentum and Adam, A1, dZ1 and dlogits NaN past
+//           the batch's rows, hidden sizes that are not multiples of 4*TQ (or of 4), batches of 1, 37
+//           and 128, n_in 20 and 784 (tests/test_fused_blocked.py)
 // Tunables  TQ*KQ*BS <= 1024 threads (checked below); with BN = 4*TQ, BK = 4*KQ,
 //           16*max(BS*BC*(KQ + TQ), BS*BK*TQ) bytes of shared memory: <= 32 KiB everywhere, 48 KiB on
 //           NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads dZ1 one float at a time: same sums, same
-//           order). OPTIMIZER: 0 SGD, 1 momentum, 2 Adam. Defaults: 256 threads, 25 KiB; for 784-800-10 the
+//           order). OPTIMIZER: 0 SGD, 1 momentum, 2 Adam. Defaults: 256 threads, 16 KiB; for 784-800-10 the
 //           H100's 132 SMs get 26 + 25 × 25 = 651 work groups
 #define TQ 8        // threads across the hidden units (local x), 4 units each: BN = 4*TQ units per work group
 #define KQ 8        // threads across the inputs (local y), 4 inputs each: BK = 4*KQ inputs per work group

@@ -497,9 +497,9 @@ def sweep(ctx, quick: bool) -> dict:
                            ("split", {"forward": SPLIT_SWEEP}),
                            ("3-pass", {"forward": HIDDEN_SWEEP, "head": HEAD_SWEEP}),
                            ("blocked", {"forward": HIDDEN_BLOCKED_SWEEP, "backward": BACKWARD_BLOCKED_SWEEP})):
-            blocked = way == "blocked"  # the blocked pair, in the 3-pass step
+            blocked = way == "blocked"  # the blocked pair, in the 3-pass step; SB 4, HQ 4: the split's largest scratch
             trainer = make(dict(SB=4, HQ=4) if way == "split" else None, way="3-pass" if blocked else way,
-                           blocked=blocked)  # the split's largest scratch
+                           blocked=blocked)
             label = f"784-{hidden}-10{'' if way == 'fused' else ' ' + way}"
             out["anatomy"][label] = step_anatomy(ctx, trainer, repeat)
             print(f"\n{label} step, µs: " + ", ".join(f"{k} {1e6 * v:.1f}" for k, v in out["anatomy"][label].items()))
