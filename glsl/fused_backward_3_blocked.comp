@@ -48,7 +48,7 @@
 //           W2's groups read the batch from shared memory)
 // Checked   relative error < 1e-5 against NumPy for SGD, momentum and Adam, A1, dZ1 and dlogits NaN past
 //           the batch's rows, hidden sizes that are not multiples of 4*TQ (or of 4), batches of 1, 37
-//           and 128, n_in 20 and 784 (tests/test_fused_blocked.py)
+//           and 128, n_in 20 and 784 (tests/test_fused_tiled.py)
 // Tunables  TQ*KQ*BS <= 1024 threads (checked below); with BN = 4*TQ, BK = 4*KQ,
 //           16*max(BS*BC*(KQ + TQ), BS*BK*TQ) bytes of shared memory: <= 32 KiB everywhere, 48 KiB on
 //           NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads dZ1 one float at a time: same sums, same

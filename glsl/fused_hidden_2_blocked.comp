@@ -31,7 +31,7 @@
 //           samples as well as 4 hidden units, so a shared-memory read feeds 4 multiply-adds instead of 1;
 //           the loads of the next stage overlap the arithmetic of this one
 // Checked   relative error < 1e-5 against NumPy, A1 poisoned with NaN first, hidden sizes that are not
-//           multiples of BN (or of 4), a leftover batch, n_in 20 and 784 (tests/test_fused_blocked.py)
+//           multiples of BN (or of 4), a leftover batch, n_in 20 and 784 (tests/test_fused_tiled.py)
 // Tunables  BK a multiple of 4, TQ*RQ*KS <= 1024 threads (checked below); with BM = 4*RQ, BN = 4*TQ,
 //           16 * max(BM*(KS*BK/4 + 1) + KS*BK*TQ, (KS-1)*BM*TQ) + 4*BM bytes of shared memory:
 //           <= 32 KiB everywhere, 48 KiB on NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads the same

@@ -1,7 +1,9 @@
 """FusedMLP(tiled_hidden=True): its two forward shaders (glsl/fused_hidden_1_tiled.comp, then
 glsl/fused_head_1_xent.comp) against NumPy and against fused_forward_1_xent, and its three-dispatch steps
-against the two-dispatch trainer's; whole steps of FusedMLP(blocked=True) against the version-1 shaders'
-(the blocked shaders one dispatch at a time: tests/test_fused_blocked.py).
+against the two-dispatch trainer's; and FusedMLP(blocked=True)'s register-blocked shaders
+(glsl/fused_hidden_2_blocked.comp, glsl/fused_backward_3_blocked.comp) the same ways, one dispatch at a time
+against NumPy (the backward for SGD, momentum and Adam, batches of 1, 37 and 128), whole steps against the
+version-1 shaders'.
 
 Awkward shapes: hidden 37 (read one float at a time, VEC4 0) and 100 (vec4 reads, a part-filled last tile),
 n_in 784 and 20, an epoch of 50 samples in batches of 37 (the second batch a leftover of 13), tunables that
@@ -26,19 +28,25 @@ def make_data(n_in=784, seed=7, n=N):
     return images, labels, images / np.float32(255)
 
 
-def make_trainer(ctx, n_in=784, hidden=37, optimizer=None, batch_size=37, tiled=True, **options):
-    images, labels, _ = make_data(n_in)
+def make_trainer(ctx, n_in=784, hidden=37, optimizer=None, batch_size=37, tiled=True, n=N, **options):
+    images, labels, _ = make_data(n_in, n=n)
     params = reference.init_params(n_in, hidden, 10, seed=1)
     trainer = fused_mlp.FusedMLP(ctx, params, images, labels, optimizer=optimizer or reference.SGD(0.3),
                                  batch_size=batch_size, seed=3, tiled_hidden=tiled, **options)
     return trainer, params
 
 
+def batch(n_in, step, batch_size=37, n=N):
+    """(images as floats, labels) of batch `step` of epoch 0, as the trainer orders them."""
+    _, labels, X = make_data(n_in, n=n)
+    idx = reference.epoch_order(n, 0, 3)[step * batch_size:(step + 1) * batch_size]
+    return X[idx], labels[idx]
+
+
 def batch_reference(params, n_in, step, batch_size=37):
     """What the step's forward half must write, from NumPy: (rows of the batch, start, reference outputs)."""
-    images, labels, X = make_data(n_in)
-    idx = reference.epoch_order(N, 0, 3)[step * batch_size:(step + 1) * batch_size]
-    return len(idx), step * batch_size, fused_mlp.reference_outputs(params, X[idx], labels[idx])
+    X, labels = batch(n_in, step, batch_size)
+    return len(X), step * batch_size, fused_mlp.reference_outputs(params, X, labels)
 
 
 def poison(trainer):
@@ -61,14 +69,19 @@ def assert_unwritten(out, name, count, start=0):
         f"{name} written outside this batch's rows"
 
 
-@pytest.mark.parametrize("n_in, hidden, step, defines", [
-    (784, 37, 0, None), (784, 100, 1, None), (20, 100, 0, None),
-    (784, 37, 1, dict(RB=3, TQ=4, KS=5)), (20, 37, 1, dict(RB=16, TQ=2, KS=1))],
-    ids=["784-37", "784-100-leftover", "20-100", "784-37-RB3-TQ4-KS5", "20-37-RB16-KS1"])
-def test_hidden_layer_matches_reference(ctx, n_in, hidden, step, defines):
-    """fused_hidden_1_tiled writes A1 of the batch's rows and nothing else."""
-    trainer, params = make_trainer(ctx, n_in, hidden, hidden_defines=defines)
-    assert trainer.forward.name == fused_mlp.HIDDEN_TILED
+@pytest.mark.parametrize("blocked, n_in, hidden, step, defines", [
+    (False, 784, 37, 0, None), (False, 784, 100, 1, None), (False, 20, 100, 0, None),
+    (False, 784, 37, 1, dict(RB=3, TQ=4, KS=5)), (False, 20, 37, 1, dict(RB=16, TQ=2, KS=1)),
+    (True, 784, 37, 0, None), (True, 784, 100, 1, None), (True, 20, 100, 0, None),
+    (True, 784, 37, 1, dict(RQ=3, TQ=2, BK=8, KS=3)), (True, 20, 37, 0, dict(RQ=1, TQ=1, BK=4, KS=1)),
+    (True, 784, 100, 0, dict(RQ=2, TQ=5, BK=12, KS=2))],
+    ids=["784-37", "784-100-leftover", "20-100", "784-37-RB3-TQ4-KS5", "20-37-RB16-KS1",
+         "blocked-784-37", "blocked-784-100-leftover", "blocked-20-100", "blocked-784-37-RQ3-TQ2-BK8-KS3",
+         "blocked-20-37-one-thread-slices", "blocked-784-100-TQ5-BK12"])
+def test_hidden_layer_matches_reference(ctx, blocked, n_in, hidden, step, defines):
+    """fused_hidden_1_tiled (fused_hidden_2_blocked with blocked) writes A1 of the batch's rows and nothing else."""
+    trainer, params = make_trainer(ctx, n_in, hidden, hidden_defines=defines, blocked=blocked)
+    assert trainer.forward.name == (fused_mlp.HIDDEN_BLOCKED if blocked else fused_mlp.HIDDEN_TILED)
     assert trainer.forward.define("VEC4") == int(hidden % 4 == 0)
     count, _, ref = batch_reference(params, n_in, step)
     poison(trainer)
@@ -131,7 +144,7 @@ def test_steps_match_the_two_dispatch_trainer(ctx, make_optimizer, hidden, max_n
     """Two epochs of whole steps (a full batch, then the leftover) leave the same weights, optimizer state
     and losses with the `second` trainer's shaders as with the `first`'s, (tiled_hidden, blocked) each: the
     two-dispatch trainer against the three-dispatch one, and the version-1 shaders against the register-
-    blocked ones (tests/test_fused_blocked.py); and the same weights as the NumPy reference's."""
+    blocked ones; and the same weights as the NumPy reference's."""
     trainers = [make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled=tiled, blocked=blocked,
                              max_norm=max_norm)[0] for tiled, blocked in (first, second)]
     assert trainers[1].dispatches_per_step == trainers[0].dispatches_per_step + second[0] - first[0]
@@ -204,12 +217,72 @@ def test_dispatches_and_group_counts(ctx):
     assert 4 * max(d("RB") * d("MAX_IN"), d("KS") * d("RB") * 4 * d("TQ")) <= fused_mlp.SHARED_BYTES
 
 
+@pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9),
+                                            lambda: reference.Adam(1e-3, eps=1e-6)], ids=["SGD", "Momentum", "Adam"])
+@pytest.mark.parametrize("n_in, hidden, batch_size, defines", [
+    (784, 37, 37, None), (784, 100, 128, None), (20, 100, 1, None),
+    (784, 37, 37, dict(TQ=3, KQ=3, BS=2, BC=5)), (20, 100, 128, dict(TQ=1, KQ=3, BS=1, BC=7))],
+    ids=["784-37-B37", "784-100-B128", "20-100-B1", "784-37-TQ3-KQ3-BS2-BC5", "20-100-B128-one-slice"])
+def test_blocked_backward_update_matches_reference(ctx, make_optimizer, n_in, hidden, batch_size, defines):
+    """One fused_backward_3_blocked dispatch from the reference's A1, dZ1 and dlogits (rows past the batch
+    NaN) moves every parameter and its optimizer state as the reference optimizer's step does."""
+    n = 150
+    trainer, params = make_trainer(ctx, n_in, hidden, make_optimizer(), batch_size, tiled=False, n=n, blocked=True,
+                                   backward_defines=defines)
+    assert trainer.backward.name == fused_mlp.BACKWARD_BLOCKED
+    assert trainer.backward.define("VEC4") == int(hidden % 4 == 0)
+    X, labels = batch(n_in, 0, batch_size, n)
+    ref = fused_mlp.reference_outputs(params, X, labels)
+    trainer.start_epoch(0)
+    for name in ("A1", "dZ1", "dlogits"):
+        full = np.full(trainer.arrays[name].shape, np.nan, dtype=np.float32)
+        full[:batch_size] = ref[name]
+        trainer.write(name, full)
+    if trainer.kind == "Adam":
+        trainer.backward.set(**trainer.next_bias_corrections())
+    run(trainer, 0, -1)
+    optimizer = make_optimizer()
+    want = {k: v.copy() for k, v in params.items()}
+    optimizer.step(want, reference.loss_and_grads(want, X, labels)[1])
+    got = trainer.read_params()
+    for name in want:
+        assert check.compare(name, got[name], want[name], RTOL)
+    for key, state in trainer.read_state().items():
+        ref_state = optimizer.v if key == "v" else optimizer.m
+        for name in want:
+            assert check.compare(f"{key}[{name}]", state[name], ref_state[name], RTOL)
+
+
+def test_blocked_group_counts_and_shared_memory(ctx):
+    """The blocked shaders' work groups as their banners give them at the H100's sizes (batch 128 of 60,000
+    images: the last batch holds 96), and the shared memory of their defaults and tuned rows within what
+    OpenGL guarantees everywhere."""
+    hidden, backward = gl.Kernel(ctx, fused_mlp.HIDDEN_BLOCKED), gl.Kernel(ctx, fused_mlp.BACKWARD_BLOCKED)
+    sizes = dict(batch_size=128, n_samples=60_000)
+    tq, rq = hidden.define("TQ"), hidden.define("RQ")
+    assert hidden.groups(n_hidden=800, step=0, **sizes) == (-(-800 // (4 * tq)), -(-128 // (4 * rq)), 1)
+    assert hidden.groups(n_hidden=800, step=468, **sizes) == (-(-800 // (4 * tq)), -(-96 // (4 * rq)), 1)
+    tq, kq = backward.define("TQ"), backward.define("KQ")
+    head_groups, blocks = -(-801 // (4 * tq)), -(-785 // (4 * kq)) * -(-800 // (4 * tq))
+    assert backward.groups(n_in=784, n_hidden=800) == (head_groups + blocks, 1, 1)
+    for row in fused_mlp.TUNED.values():  # the defaults and each tuned row fit where every OpenGL 4.3 does
+        d = dict(gl.Kernel(ctx, fused_mlp.HIDDEN_BLOCKED).define_values, **row["hidden_blocked"])
+        rows, words = 4 * d["RQ"], d["KS"] * d["BK"] // 4
+        assert 16 * max(rows * (words + 1) + d["KS"] * d["BK"] * d["TQ"], (d["KS"] - 1) * rows * d["TQ"]) + 4 * rows \
+            <= fused_mlp.SHARED_BYTES
+        d = dict(gl.Kernel(ctx, fused_mlp.BACKWARD_BLOCKED).define_values, **row["backward_blocked"])
+        stage = d["BS"] * d["BC"]
+        assert 16 * max(stage * (d["KQ"] + d["TQ"]), d["BS"] * 4 * d["KQ"] * d["TQ"]) <= fused_mlp.SHARED_BYTES
+
+
 @pytest.mark.parametrize("options, match", [
     (dict(dropout=(0.8, 0.5)), "tiled_hidden has no dropout version"),
     (dict(split_hidden=True), "tiled_hidden and split_hidden are two ways"),
     (dict(tiled=False, hidden_defines=dict(RB=4)), "pass tiled_hidden=True"),
-    (dict(tiled=False, head_defines=dict(S=2)), "pass tiled_hidden=True")],
-    ids=["dropout", "split_hidden", "hidden_defines", "head_defines"])
+    (dict(tiled=False, head_defines=dict(S=2)), "pass tiled_hidden=True"),
+    (dict(tiled=False, blocked=True, dropout=(0.8, 0.5)), "blocked has no dropout or split_hidden version"),
+    (dict(tiled=False, blocked=True, split_hidden=True), "blocked has no dropout or split_hidden version")],
+    ids=["dropout", "split_hidden", "hidden_defines", "head_defines", "blocked-dropout", "blocked-split_hidden"])
 def test_refused_combinations(ctx, options, match):
     with pytest.raises(ValueError, match=match):
         make_trainer(ctx, **options)
