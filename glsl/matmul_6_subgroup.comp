@@ -25,13 +25,17 @@
 //           other LM-1 invocations of the column. A shuffle moves 4 bytes per invocation per
 //           instruction where a shared vec4 load moves 16, so measure before trusting it.
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py): USE_SUBGROUP 0 and 2 everywhere,
-//           1 where the driver has subgroup shuffles (else it is 0)
+//           1 where the driver has subgroup shuffles (else it is 0); LOADS 0 is checked to touch no memory
+//           but C and to be wrong
 // Tunables  TM, TN multiples of 4; THREADS = (BM/TM)*(BN/TN); BM a multiple of LM*TM and BN of LN*TN
 //           (checked below). Shared memory 2*BK*(BM+4*PAD+BN)*4 bytes (48 KiB on NVIDIA, 32 KiB on
 //           llvmpipe). USE_SUBGROUP 0: B from shared memory; 1: B by subgroupShuffle where the driver
 //           has GL_KHR_shader_subgroup_shuffle (needs LM*LN = 32, BK % LM = 0, subgroups of 32 or 64
 //           consecutive invocations, as on NVIDIA and AMD), else 0; 2: 1's indexing with each shuffle
 //           emulated through shared memory (slow; for tests on drivers without subgroups)
+//           LOADS 1: the matmul. LOADS 0 is an experiment, not a matmul: the tiles are filled with numbers
+//           made from the tile's index instead of being loaded from A and B (C is wrong), so that timing it
+//           against LOADS 1 shows what the global loads cost that the double buffering does not hide
 #define BM 128
 #define BN 128
 #define BK 8
@@ -42,6 +46,7 @@
 #define THREADS 256
 #define PAD 1
 #define USE_SUBGROUP 0
+#define LOADS 1
 
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_shuffle : enable
@@ -115,6 +120,11 @@ void share_b(vec4 mine[TN / 4], uint lane, uint from, out vec4 got[TN / 4]) {
 #endif
 
 void load_tiles(uint bm, uint bn, uint k0, uint t, bool vec_b) {
+#if LOADS == 0
+    for (uint p = 0u; p < A_PER_THREAD; ++p) a_next[p] = vec4(float(k0 + p + t) * 1e-9);   // no memory read
+    for (uint p = 0u; p < B_PER_THREAD; ++p) b_next[p] = vec4(float(k0 + p) * 1e-9);
+    return;
+#endif
     for (uint p = 0u; p < A_PER_THREAD; ++p) {
         uint q = t + p * THREADS;
         uint k = q % BK, g = q / BK;

@@ -37,6 +37,12 @@ def test_write_pipelined_delivers_every_byte(ctx, rng):
         np.testing.assert_array_equal(np.frombuffer(buffer.read(), np.float32)[:X.size].reshape(X.shape), Y)
         with pytest.raises(ValueError):
             stage.write_pipelined(np.zeros(X.size + 100, np.float32), buffer)
+        stage.array[:] = 0
+        stage.fill(X, chunk=1000)                           # the CPU copy alone: into the mapped memory only
+        np.testing.assert_array_equal(stage.array[:X.nbytes].view(np.float32).reshape(X.shape), X)
+        assert not stage.array[X.nbytes:].any()
+        with pytest.raises(ValueError):
+            stage.fill(np.zeros(X.size + 100, np.float32))
     finally:
         buffer.release()
         stage.release()
@@ -48,6 +54,7 @@ def test_measure_times_every_upload_way_and_the_ceiling(ctx, rng):
     names = [r["what"] for r in rows]
     assert set(bench_inference.UPLOADS) <= set(names)       # each was checked by a read-back before timing
     assert PIPELINED in names and PIPELINED.startswith("upload float32 via")   # a candidate for the fastest
+    assert bench_inference.COPY_ALONE in names and not bench_inference.COPY_ALONE.startswith("upload")  # not one
     assert bench_inference.CEILING in names
     ceiling = next(r for r in rows if r["what"] == bench_inference.CEILING)
     assert ceiling["seconds"] is None or ceiling["gbps"] > 0
@@ -83,5 +90,15 @@ def test_table_counts_the_pipelined_row_among_the_uploads():
                                                    "kernels, uint8 input (2 dispatches)")])
     assert f"fastest float32 upload: {PIPELINED}" in text
     assert "ceiling: 67% met" in text
+    assert "CPU copy alone" not in text                     # no such row: no line about it
+    for seconds, words in ((1.2e-3, "50% of the ceiling, under the target before any GPU work"),
+                           (0.8e-3, "75% of the ceiling, over the target")):
+        alone = {"what": bench_inference.COPY_ALONE, "seconds": seconds, "clock": "wall", "images": 10_000,
+                 "bytes": 31_360_000, "gbps": 31_360_000 / seconds / 1e9}
+        text = bench_inference.table(rows + [alone] + [{"what": w, "seconds": 1e-4, "clock": "GPU timer query",
+                                                        "images": 10_000} for w in ("kernels, float32 input (2 dispatches)",
+                                                                                    "kernels, uint8 input (2 dispatches)")])
+        assert f"the pipelined upload's CPU copy alone reaches {words}" in text
+        assert f"fastest float32 upload: {PIPELINED}" in text    # the copy alone is not an upload
     columns = {line.rindex("  wall") for line in text.splitlines() if line.startswith(("upload", "host"))}
     assert len(columns) == 1                                # the long row name widens the column, for every row

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import check, fused_mlp, reference
+from helpers.bench import fused as bench_fused
 
 N, H = 50, 130
 RTOL = 1e-5
@@ -126,3 +127,16 @@ def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden, sp
         for name in ref:
             assert check.compare(f"{key}[{name}]", state[name], ref_state[name], RTOL)
     assert trainer.counts["steps"] == 2 * steps
+
+
+def test_step_anatomy_times_every_way_and_puts_the_trainer_back(ctx):
+    trainer, _ = make_trainer(ctx, reference.Momentum(0.05, 0.9))
+    trainer.train(1, progress=False, evaluate=())
+    before, state, counts = trainer.read_params(), trainer.read_state(), trainer.counts
+    result = bench_fused.step_anatomy(ctx, trainer, repeat=2)
+    assert list(result) == ["forward alone", "backward alone", "step(s), s = 0, 1, 2, ...", "step(0) every time",
+                            "two dispatches, no uniform", "two dispatches, no barrier (wrong)"]
+    assert all(seconds > 0 for seconds in result.values())
+    assert all(np.array_equal(trainer.read_params()[k], before[k]) for k in before), "parameters changed"
+    assert all(np.array_equal(trainer.read_state()["v"][k], state["v"][k]) for k in before), "state changed"
+    assert trainer.counts == counts

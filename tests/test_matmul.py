@@ -94,6 +94,17 @@ def test_subgroup_rung_refuses_a_layout_it_cannot_do(ctx):
         matmul.load(ctx, SUBGROUP, {"LM": 32, "LN": 1})
 
 
+def test_subgroup_rung_without_loads_reads_neither_input(ctx):
+    # LOADS 0, the benchmark's experiment: A and B all NaN, so a single read of either would make C NaN
+    kernel = matmul.load(ctx, SUBGROUP, {"LOADS": 0})
+    M, K, N = 131, 45, 68
+    A, B, C = gl.empty(ctx, (M, K), name="A"), gl.empty(ctx, (K, N), name="B"), gl.empty(ctx, (M + 1, N), name="C")
+    kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+    c = C.read()
+    assert np.isfinite(c[:M]).all(), "LOADS 0 read A or B"
+    assert np.isnan(c[M:]).all(), f"LOADS 0 wrote past C[{M},{N}]"
+
+
 def test_shuffle_probe_answers(ctx):
     assert matmul.has_subgroup_shuffle(ctx) in (True, False)
 
@@ -198,6 +209,18 @@ def test_every_sweep_configuration_matches_numpy(ctx, rng, rung, configs, name):
     for M, K, N in ((67, 21, 70), (33, 40, 36)):
         a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
         assert check.rel_error(matmul.multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
+
+
+def test_goals_judge_the_fastest_rung_and_give_the_share_without_loads():
+    rows = [{"impl": impl, "size": n, "seconds": s, "gflops": 1.0, "clock": "x"}
+            for impl, s in (("matmul_5_pipelined", 1.5), ("matmul_6_subgroup", 1.25), (bench_matmul.NO_LOADS, 1.0),
+                            ("numpy (CPU)", 0.5), ("cuBLAS fp32 (torch, TF32 off)", 1.0)) for n in (1024, 4096)]
+    lines = bench_matmul.goals(rows)
+    assert lines == ["1024³: goal >= 75% of cuBLAS; fastest rung matmul_6_subgroup 80%: met; "
+                     "matmul_6_subgroup without its global loads 100%",
+                     "4096³: goal >= 85% of cuBLAS; fastest rung matmul_6_subgroup 80%: NOT met; "
+                     "matmul_6_subgroup without its global loads 100%"]
+    assert bench_matmul.goals([r for r in rows if not r["impl"].startswith("cuBLAS")]) == []
 
 
 def test_table_gives_each_rung_its_share_of_cublas_at_every_size():

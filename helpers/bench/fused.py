@@ -396,13 +396,19 @@ def issue_costs(ctx, calls: int = 2000) -> dict:
 
 
 COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
+NO_BARRIER = "{} dispatches, no barrier (wrong)"   # step_anatomy's timing-only way, with the dispatch count
 
 
 def step_anatomy(ctx, trainer, repeat: int) -> dict:
-    """Seconds per step of a fused trainer issued four ways, in streams (GPU kept busy): each kernel alone,
+    """Seconds per step of a fused trainer issued five ways, in streams (GPU kept busy): each kernel alone,
     the step as train() issues it (the step uniform changes every step), the same step number every time,
-    and the step's dispatches (two, or three with tiled_hidden) with no uniform written at all."""
+    the step's dispatches (two, or three with tiled_hidden) with no uniform written at all, and those
+    dispatches with no barrier between them: wrong results (a kernel reads what the one before it is still
+    writing), timed only to show what the barriers cost. The weights, optimizer state and counts are put back
+    at the end, as profile.profile_step does."""
     clock = timing.Clock(ctx)
+    saved = {name: trainer.read(name) for name in ("params", "m", "v") if name in trainer.arrays}
+    t, counts = trainer.t, dict(trainer._counts)
     trainer.start_epoch(0)
     trainer.step(0)
     profile.warm_up(ctx, lambda: trainer.step(0))
@@ -411,10 +417,11 @@ def step_anatomy(ctx, trainer, repeat: int) -> dict:
     role = {trainer.forward: "layer 1" if trainer.tiled_hidden else "forward", trainer.head: "head",
             trainer.backward: "backward", trainer.maxnorm: "max-norm"}
 
-    def bare():
+    def bare(barriers=True):
         for kernel, groups in passes:
             kernel.program.run(*groups)
-            ctx.memory_barrier(profile.BARRIER)
+            if barriers:
+                ctx.memory_barrier(profile.BARRIER)
 
     def stream(issue):  # seconds a step, the median of three streams of `repeat` steps
         return statistics.median(clock.wall(lambda: [issue(s) for s in range(repeat)]) for _ in range(3)) / repeat
@@ -424,6 +431,11 @@ def step_anatomy(ctx, trainer, repeat: int) -> dict:
     result.update({"step(s), s = 0, 1, 2, ...": stream(lambda s: trainer.step(s % steps)),
                    "step(0) every time": stream(lambda s: trainer.step(0)),
                    f"{COUNT_WORDS[len(passes)]} dispatches, no uniform": stream(lambda s: bare())})
+    result[NO_BARRIER.format(COUNT_WORDS[len(passes)])] = stream(lambda s: bare(barriers=False))
+    ctx.memory_barrier(profile.BARRIER)
+    for name, values in saved.items():
+        trainer.write(name, values)
+    trainer.t, trainer._counts = t, counts
     if trainer.split_hidden:  # the forward's counters must be back at zero after all that
         assert not trainer.read("counters").any(), "fused_forward_3_split left a counter set"
     return result

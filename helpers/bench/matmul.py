@@ -8,7 +8,9 @@
 Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against NumPy (float64) at one
 size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real GPU: no upload or
 readback) of STREAM dispatches back to back, each with its barrier, divided by STREAM; the median of
-several such streams after warm-up. NumPy: wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in
+several such streams after warm-up. One more row is not a matmul: matmul_6_subgroup with its global loads
+taken out (NO_LOADS: LOADS 0, the tiles filled from their index, C wrong), timed the same way: the
+difference is what the loads cost that the pipelining does not hide. NumPy: wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in
 float32 with TF32 off (allow_tf32 = False), timed the same way (STREAM calls between two CUDA events),
 in the same run, only where `import torch` works and CUDA is available. A stream, because one call
 timed alone also holds the time the GPU waits for the CPU to issue it, a visible share of a call that
@@ -25,6 +27,7 @@ import numpy as np
 from .. import check, gl, matmul, timing
 
 SIZES, QUICK_SIZES = (256, 512, 1024, 2048, 4096), (64, 128, 256)
+NO_LOADS = "matmul_6_subgroup, no global loads (C wrong)"   # the experiment row: LOADS 0 (see the shader)
 
 
 def _repeat(seconds_guess: float, quick: bool) -> int:
@@ -103,6 +106,7 @@ def run(ctx, quick: bool) -> list[dict]:
     print("validate first (relative error against float64 NumPy):")
     if not validate(ctx, kernels, 128 if quick else 1024, rng):
         raise RuntimeError("a matmul rung does not match NumPy: fix it before timing it")
+    timed = dict(kernels, **{NO_LOADS: matmul.load(ctx, "matmul_6_subgroup.comp", {"LOADS": 0})})  # not validated: wrong by design
     have_torch = cublas_seconds(64, repeat=1) is not None
     rows = []
     for n in sizes:
@@ -114,12 +118,12 @@ def run(ctx, quick: bool) -> list[dict]:
         fastest = kernels.get(matmul.FASTEST, next(iter(kernels.values())))
         matmul.warm_up(ctx, lambda: matmul.run(fastest, A, B, C, barrier=False), 0.0 if quick else 0.2)
         calls = streamed(ctx)
-        for name, kernel in kernels.items():
+        for name, kernel in timed.items():
             dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
             guess = clock.kernel(dispatches) / calls
             seconds = timing.median_seconds(lambda: clock.kernel(dispatches), repeat=_repeat(guess, quick),
                                             warmup=2) / calls
-            rows.append({"impl": name[:-5], "size": n, "seconds": seconds, "gflops": flops / seconds / 1e9,
+            rows.append({"impl": name.removesuffix(".comp"), "size": n, "seconds": seconds, "gflops": flops / seconds / 1e9,
                          "clock": clock.source})
         seconds = numpy_seconds(a, b, 3 if quick or n >= 2048 else 10)
         rows.append({"impl": "numpy (CPU)", "size": n, "seconds": seconds, "gflops": flops / seconds / 1e9,
@@ -308,6 +312,28 @@ def table(rows: list[dict]) -> str:
     else:
         lines.append("(no cuBLAS column: torch with CUDA is not available here)")
     return "\n".join(lines)
+
+
+GOALS = {1024: 0.75, 2048: 0.90, 4096: 0.85}   # issue #12: a rung's share of cuBLAS fp32 at n³
+
+
+def goals(rows: list[dict]) -> list[str]:
+    """Issue #12's matmul goals judged on one run's rows: at each size of GOALS the fastest rung's share of
+    cuBLAS (met or NOT met), and the share the NO_LOADS row reaches, one line each (none without cuBLAS)."""
+    get = {(r["impl"], r["size"]): r["seconds"] for r in rows}
+    lines = []
+    for n, goal in GOALS.items():
+        cublas = next((s for (impl, size), s in get.items() if size == n and impl.startswith("cuBLAS")), None)
+        rungs = {impl: s for (impl, size), s in get.items() if size == n and impl.startswith("matmul_") and impl != NO_LOADS}
+        if cublas is None or not rungs:
+            continue
+        best = min(rungs, key=rungs.get)
+        share = cublas / rungs[best]
+        line = f"{n}³: goal >= {goal:.0%} of cuBLAS; fastest rung {best} {share:.0%}: {'met' if share >= goal else 'NOT met'}"
+        if (NO_LOADS, n) in get:
+            line += f"; matmul_6_subgroup without its global loads {cublas / get[NO_LOADS, n]:.0%}"
+        lines.append(line)
+    return lines
 
 
 def plot(rows: list[dict], title: str = ""):
