@@ -295,20 +295,21 @@ def table(rows: list[dict]) -> str:
     sizes = sorted({r["size"] for r in rows})
     impls = list(dict.fromkeys(r["impl"] for r in rows))
     get = {(r["impl"], r["size"]): r for r in rows}
-    lines = [f"{'GFLOP/s':<32s}" + "".join(f"{n:>10d}" for n in sizes) + "  clock"]
+    width = max([32] + [len(impl) + 1 for impl in impls])    # the longest name widens the first column
+    lines = [f"{'GFLOP/s':<{width}s}" + "".join(f"{n:>10d}" for n in sizes) + "  clock"]
     for impl in impls:
         cells = "".join(f"{_fmt(get[impl, n]['gflops']):>10s}" if (impl, n) in get else f"{'':>10s}" for n in sizes)
         clock = next(r["clock"] for r in rows if r["impl"] == impl)
-        lines.append(f"{impl:<32s}{cells}  {clock}")
+        lines.append(f"{impl:<{width}s}{cells}  {clock}")
     cublas = {r["size"]: r["seconds"] for r in rows if r["impl"].startswith("cuBLAS")}
     if cublas:
         shown = [n for n in sizes if n in cublas]
-        lines.append("share of cuBLAS fp32 (same run):" + "".join(f"{n:>8d}" for n in shown))
+        lines.append(f"{'share of cuBLAS fp32 (same run):':<{width}s}" + "".join(f"{n:>8d}" for n in shown))
         for impl in impls:
             if impl.startswith("matmul_"):
                 cells = "".join(f"{100 * cublas[n] / get[impl, n]['seconds']:7.1f}%" if (impl, n) in get else f"{'':>8s}"
                                 for n in shown)
-                lines.append(f"  {impl:<29s}{cells}")
+                lines.append(f"  {impl:<{width - 3}s}{cells}")
     else:
         lines.append("(no cuBLAS column: torch with CUDA is not available here)")
     return "\n".join(lines)
