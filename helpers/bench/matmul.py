@@ -10,11 +10,12 @@ size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a re
 readback) of STREAM dispatches back to back, each with its barrier, divided by STREAM; the median of
 several such streams after warm-up. One more row is not a matmul: matmul_6_subgroup with its global loads
 taken out (NO_LOADS: LOADS 0, the tiles filled from their index, C wrong), timed the same way: the
-difference is what the loads cost that the pipelining does not hide. NumPy: wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in
-float32 with TF32 off (allow_tf32 = False), timed the same way (STREAM calls between two CUDA events),
-in the same run, only where `import torch` works and CUDA is available. A stream, because one call
-timed alone also holds the time the GPU waits for the CPU to issue it, a visible share of a call that
-takes tens of microseconds (1024³), and larger for torch's call than for a ModernGL dispatch.
+difference is what the loads cost that the pipelining does not hide. NumPy: wall clock of `a @ b` on the
+CPU. cuBLAS: torch.matmul in float32 with TF32 off (allow_tf32 = False), timed the same way (STREAM calls
+between two CUDA events), in the same run, only where `import torch` works and CUDA is available. A
+stream, because one call timed alone also holds the time the GPU waits for the CPU to issue it, a visible
+share of a call that takes tens of microseconds (1024³), and larger for torch's call than for a ModernGL
+dispatch.
 """
 
 from __future__ import annotations
@@ -106,7 +107,8 @@ def run(ctx, quick: bool) -> list[dict]:
     print("validate first (relative error against float64 NumPy):")
     if not validate(ctx, kernels, 128 if quick else 1024, rng):
         raise RuntimeError("a matmul rung does not match NumPy: fix it before timing it")
-    timed = dict(kernels, **{NO_LOADS: matmul.load(ctx, "matmul_6_subgroup.comp", {"LOADS": 0})})  # not validated: wrong by design
+    no_loads = matmul.load(ctx, "matmul_6_subgroup.comp", {"LOADS": 0})   # not validated: wrong by design
+    timed = dict(kernels, **{NO_LOADS: no_loads})
     have_torch = cublas_seconds(64, repeat=1) is not None
     rows = []
     for n in sizes:
@@ -123,8 +125,8 @@ def run(ctx, quick: bool) -> list[dict]:
             guess = clock.kernel(dispatches) / calls
             seconds = timing.median_seconds(lambda: clock.kernel(dispatches), repeat=_repeat(guess, quick),
                                             warmup=2) / calls
-            rows.append({"impl": name.removesuffix(".comp"), "size": n, "seconds": seconds, "gflops": flops / seconds / 1e9,
-                         "clock": clock.source})
+            rows.append({"impl": name.removesuffix(".comp"), "size": n, "seconds": seconds,
+                         "gflops": flops / seconds / 1e9, "clock": clock.source})
         seconds = numpy_seconds(a, b, 3 if quick or n >= 2048 else 10)
         rows.append({"impl": "numpy (CPU)", "size": n, "seconds": seconds, "gflops": flops / seconds / 1e9,
                      "clock": "wall clock"})
@@ -325,12 +327,14 @@ def goals(rows: list[dict]) -> list[str]:
     lines = []
     for n, goal in GOALS.items():
         cublas = next((s for (impl, size), s in get.items() if size == n and impl.startswith("cuBLAS")), None)
-        rungs = {impl: s for (impl, size), s in get.items() if size == n and impl.startswith("matmul_") and impl != NO_LOADS}
+        rungs = {impl: s for (impl, size), s in get.items()
+                 if size == n and impl.startswith("matmul_") and impl != NO_LOADS}
         if cublas is None or not rungs:
             continue
         best = min(rungs, key=rungs.get)
         share = cublas / rungs[best]
-        line = f"{n}³: goal >= {goal:.0%} of cuBLAS; fastest rung {best} {share:.0%}: {'met' if share >= goal else 'NOT met'}"
+        verdict = "met" if share >= goal else "NOT met"
+        line = f"{n}³: goal >= {goal:.0%} of cuBLAS; fastest rung {best} {share:.0%}: {verdict}"
         if (NO_LOADS, n) in get:
             line += f"; matmul_6_subgroup without its global loads {cublas / get[NO_LOADS, n]:.0%}"
         lines.append(line)
