@@ -341,6 +341,56 @@ def goals(rows: list[dict]) -> list[str]:
     return lines
 
 
+# matmul_6_subgroup as committed, with a deeper tile, with BK 8's tile padded (PAD) to BK 16's shared memory
+# (2*BK*(BM+4*PAD+BN)*4 bytes: 33,280 both), and without its global loads
+OCCUPANCY = {"as committed (BK 8)": {}, "BK 16": {"BK": 16}, "BK 8 with BK 16's shared memory (PAD 66)": {"PAD": 66},
+             "no global loads (LOADS 0, C wrong)": {"LOADS": 0}}
+
+
+def occupancy_rows(ctx, n: int, configs: dict = OCCUPANCY, rung: str = "matmul_6_subgroup.comp") -> list[dict]:
+    """`rung` under each of `configs` at n³: TFLOP/s (timed as run() does, the shader as committed) and
+    how many of its work groups an SM ran at once (occupancy.groups_per_sm; None where the driver lacks
+    GL_NV_shader_thread_group or GL_ARB_shader_clock), with its shared memory and threads per group.
+    Configurations this driver cannot compile (shared memory) are left out."""
+    from . import occupancy
+
+    rng, clock = np.random.default_rng(0), timing.Clock(ctx)
+    A, B = (gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), name) for name in "AB")
+    C = gl.empty(ctx, (n, n), name="C")
+    rows = []
+    for name, defines in configs.items():
+        try:
+            kernel = matmul.load(ctx, rung, defines)
+        except gl.ShaderError:
+            continue
+        d = kernel.define
+        calls = streamed(ctx)
+        dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
+        matmul.warm_up(ctx, dispatches, 0.0 if gl.is_software(ctx) else 0.3)
+        seconds = timing.median_seconds(lambda: clock.kernel(dispatches), repeat=5, warmup=1) / calls
+        counts = occupancy.groups_per_sm(kernel, kernel.groups(M=n, N=n), {0: A, 1: B, 2: C}, M=n, N=n, K=n)
+        rows.append({"config": name, "defines": defines, "size": n, "seconds": seconds,
+                     "tflops": 2 * n ** 3 / seconds / 1e12, "groups_per_sm": counts, "threads": d("THREADS"),
+                     "shared_bytes": 2 * d("BK") * (d("BM") + 4 * d("PAD") + d("BN")) * 4, "clock": clock.source})
+        kernel.program.release()
+    for array in (A, B, C):
+        array.release()
+    return rows
+
+
+def occupancy_table(rows: list[dict]) -> str:
+    lines = [f"{'matmul_6_subgroup at ' + str(rows[0]['size']) + '³' if rows else '':<44s}{'TFLOP/s':>9s}"
+             f"{'groups/SM':>11s}{'shared':>10s}{'threads':>9s}"]
+    for r in rows:
+        counts = r["groups_per_sm"]
+        most = f"{counts['most']}" if counts else "n/a"
+        lines.append(f"{r['config']:<44s}{r['tflops']:>9.1f}{most:>11s}{r['shared_bytes'] / 1024:>8.1f} K"
+                     f"{r['threads']:>9d}")
+    if rows and rows[0]["groups_per_sm"] is None:
+        lines.append("(groups/SM: this driver has no GL_NV_shader_thread_group or GL_ARB_shader_clock)")
+    return "\n".join(lines)
+
+
 def plot(rows: list[dict], title: str = ""):
     """GFLOP/s against size, one line per implementation, log axes."""
     import matplotlib.pyplot as plt
