@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from helpers import check, fused_mlp, reference
-from helpers.bench import fused as bench_fused
 
 N, H = 50, 130
 RTOL = 1e-5
@@ -119,6 +118,12 @@ def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden, sp
             idx = order[s * batch_size:(s + 1) * batch_size]
             _, grads = reference.loss_and_grads(ref, X[idx], labels[idx])
             optimizer.step(ref, grads)
+    assert_trained_like(trainer, ref, optimizer)
+    assert trainer.counts["steps"] == 2 * steps
+
+
+def assert_trained_like(trainer, ref: dict, optimizer) -> None:
+    """The trainer's parameters equal `ref` and its optimizer state the reference optimizer's (m, v)."""
     got = trainer.read_params()
     for name in ref:
         assert check.compare(name, got[name], ref[name], RTOL)
@@ -126,17 +131,3 @@ def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden, sp
         ref_state = optimizer.v if key == "v" else optimizer.m
         for name in ref:
             assert check.compare(f"{key}[{name}]", state[name], ref_state[name], RTOL)
-    assert trainer.counts["steps"] == 2 * steps
-
-
-def test_step_anatomy_times_every_way_and_puts_the_trainer_back(ctx):
-    trainer, _ = make_trainer(ctx, reference.Momentum(0.05, 0.9))
-    trainer.train(1, progress=False, evaluate=())
-    before, state, counts = trainer.read_params(), trainer.read_state(), trainer.counts
-    result = bench_fused.step_anatomy(ctx, trainer, repeat=2)
-    assert list(result) == ["forward alone", "backward alone", "step(s), s = 0, 1, 2, ...", "step(0) every time",
-                            "two dispatches, no uniform", "two dispatches, no barrier (wrong)"]
-    assert all(seconds > 0 for seconds in result.values())
-    assert all(np.array_equal(trainer.read_params()[k], before[k]) for k in before), "parameters changed"
-    assert all(np.array_equal(trainer.read_state()["v"][k], state["v"][k]) for k in before), "state changed"
-    assert trainer.counts == counts

@@ -15,6 +15,7 @@ import pytest
 
 from helpers import check, fused_mlp, gl, reference
 from helpers.bench import profile
+from test_fused import assert_trained_like   # parameters and optimizer state against the reference
 
 N = 50
 RTOL = 1e-5
@@ -244,13 +245,7 @@ def test_blocked_backward_update_matches_reference(ctx, make_optimizer, n_in, hi
     optimizer = make_optimizer()
     want = {k: v.copy() for k, v in params.items()}
     optimizer.step(want, reference.loss_and_grads(want, X, labels)[1])
-    got = trainer.read_params()
-    for name in want:
-        assert check.compare(name, got[name], want[name], RTOL)
-    for key, state in trainer.read_state().items():
-        ref_state = optimizer.v if key == "v" else optimizer.m
-        for name in want:
-            assert check.compare(f"{key}[{name}]", state[name], ref_state[name], RTOL)
+    assert_trained_like(trainer, want, optimizer)
 
 
 def test_blocked_group_counts_and_shared_memory(ctx):

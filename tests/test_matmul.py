@@ -27,19 +27,26 @@ def kernels(ctx):
     return {name: matmul.load(ctx, name) for name in RUNGS}
 
 
+def assert_multiplies(ctx, kernel, rng, M, K, N):
+    """kernel's C = A @ B for random A[M,K], B[K,N] matches float64 NumPy; C is NaN-poisoned first, with one
+    spare row that must stay NaN (a write past C[M,N] would show there)."""
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (M + 1, N), name="C")
+    try:
+        kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+        c = C.read()
+    finally:
+        for array in (A, B, C):
+            array.release()
+    assert np.isnan(c[M:]).all(), f"{kernel} wrote past C[{M},{N}]"
+    assert check.rel_error(c[:M], a.astype(np.float64) @ b) < TOL
+
+
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("name", RUNGS)
 def test_rung_matches_numpy(ctx, kernels, rng, name, shape):
-    M, K, N = shape
-    a = rng.standard_normal((M, K)).astype(np.float32)
-    b = rng.standard_normal((K, N)).astype(np.float32)
-    A, B = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B")
-    C = gl.empty(ctx, (M + 1, N), name="C")        # one spare row: a write past C[M,N] would show there
-    kernel = kernels[name]
-    kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
-    c = C.read()
-    assert check.rel_error(c[:M], a.astype(np.float64) @ b) < TOL
-    assert np.isnan(c[M:]).all(), f"{name} wrote past C[{M},{N}]"
+    assert_multiplies(ctx, kernels[name], rng, *shape)
 
 
 @pytest.mark.parametrize("defines", [{"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},
@@ -69,13 +76,7 @@ SUBGROUP_TILES = {"default": {},                                                
 def test_subgroup_rung_paths_match_numpy(ctx, rng, path, tiles, shape):
     M, K, N = shape          # K and N % 4: the scalar and the vec4 loads; M: rows past the last block
     kernel = matmul.load(ctx, SUBGROUP, {**SUBGROUP_TILES[tiles], "USE_SUBGROUP": path})
-    a = rng.standard_normal((M, K)).astype(np.float32)
-    b = rng.standard_normal((K, N)).astype(np.float32)
-    A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (M + 1, N), name="C")
-    kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
-    c = C.read()
-    assert check.rel_error(c[:M], a.astype(np.float64) @ b) < TOL
-    assert np.isnan(c[M:]).all(), f"{SUBGROUP} {tiles} wrote past C[{M},{N}]"
+    assert_multiplies(ctx, kernel, rng, M, K, N)
 
 
 def test_subgroup_rung_with_matmul_5_layout_matches_numpy(ctx, rng):

@@ -10,8 +10,9 @@ has a spare row, so an output not written or written past C[M,N] shows. Every de
 import numpy as np
 import pytest
 
-from helpers import check, gl, matmul
+from helpers import gl, matmul
 from helpers.bench import matmul as bench_matmul
+from test_matmul import assert_multiplies   # random A @ B against NumPy, C NaN-poisoned, a spare row
 
 RUNG = "matmul_7_vec4k.comp"
 TOL = 1e-5
@@ -30,20 +31,6 @@ PATHS = {
 SHAPES = [(129, 44, 65), (130, 37, 132), (1, 12, 4), (67, 3, 70), (161, 64, 200)]
 
 
-def product(ctx, kernel, a, b):
-    """kernel's C = a @ b, read back from a NaN-poisoned C with one spare row (which must stay NaN)."""
-    (M, K), N = a.shape, b.shape[1]
-    A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (M + 1, N), name="C")
-    try:
-        kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
-        c = C.read()
-    finally:
-        for array in (A, B, C):
-            array.release()
-    assert np.isnan(c[M:]).all(), f"{kernel} wrote past C[{M},{N}]"
-    return c[:M]
-
-
 @pytest.fixture(scope="module")
 def kernels(ctx):
     return {name: matmul.load(ctx, RUNG, defines) for name, defines in PATHS.items()}
@@ -52,10 +39,7 @@ def kernels(ctx):
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("path", PATHS)
 def test_every_path_matches_numpy(ctx, kernels, rng, path, shape):
-    M, K, N = shape
-    a = rng.standard_normal((M, K)).astype(np.float32)
-    b = rng.standard_normal((K, N)).astype(np.float32)
-    assert check.rel_error(product(ctx, kernels[path], a, b), a.astype(np.float64) @ b) < TOL
+    assert_multiplies(ctx, kernels[path], rng, *shape)
 
 
 @pytest.mark.parametrize("group_m", [2, 3, 4, 7, 16])
@@ -63,9 +47,7 @@ def test_swizzled_blocks_cover_c_once(ctx, rng, group_m):
     # 10 block rows by 4 block columns: strips of GROUP_M rows, the last one shorter (or the whole grid)
     kernel = matmul.load(ctx, RUNG, {"BM": 32, "BN": 64, "THREADS": 32, "GROUP_M": group_m})
     assert kernel.groups(M=300, N=200) == (4, 10, 1)
-    a = rng.standard_normal((300, 8)).astype(np.float32)
-    b = rng.standard_normal((8, 200)).astype(np.float32)
-    assert check.rel_error(product(ctx, kernel, a, b), a.astype(np.float64) @ b) < TOL
+    assert_multiplies(ctx, kernel, rng, 300, 8, 200)
 
 
 def test_empty_k_gives_zeros(ctx, kernels):

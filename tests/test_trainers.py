@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import data, gl, reference
-from helpers.bench import profile
+from helpers.bench import fused as bench_fused, profile
 from helpers.check import rel_error
 from helpers.fused_mlp import FusedMLP
 from helpers.gpu_mlp import GPUTrainer
@@ -147,20 +147,37 @@ def test_predictions_match_reference_and_survive_save_and_load(ctx, cls, tmp_pat
         load_params(tmp_path / "other.npz")
 
 
-@pytest.mark.parametrize("cls", TRAINERS)
-def test_profile_step_restores_the_trainer(ctx, cls):
-    trainer, params, *_ = make(ctx, cls, reference.Momentum(0.05, 0.9))
+def measured_and_put_back(trainer, measure):
+    """measure(trainer)'s result, after checking that it left parameters, optimizer state and counts as
+    they were (the trainer has trained an epoch first, so nothing is at its initial value)."""
     trainer.train(1, progress=False, evaluate=())
     before, state, counts = trainer.read_params(), trainer.read_state(), trainer.counts
-    result = profile.profile_step(trainer, repeat=2)
-    assert list(result["kernel"]) == [kernel.name for kernel, _ in trainer.dispatches(0)]
-    assert len(result["kernel"]) == trainer.dispatches_per_step == result["dispatches_per_step"]
+    result = measure(trainer)
     assert all(np.array_equal(trainer.read_params()[k], before[k]) for k in before), "parameters changed"
     assert all(np.array_equal(trainer.read_state()["v"][k], state["v"][k]) for k in before), "state changed"
     assert trainer.counts == counts
+    return result
+
+
+@pytest.mark.parametrize("cls", TRAINERS)
+def test_profile_step_restores_the_trainer(ctx, cls):
+    trainer, params, *_ = make(ctx, cls, reference.Momentum(0.05, 0.9))
+    result = measured_and_put_back(trainer, lambda t: profile.profile_step(t, repeat=2))
+    assert list(result["kernel"]) == [kernel.name for kernel, _ in trainer.dispatches(0)]
+    assert len(result["kernel"]) == trainer.dispatches_per_step == result["dispatches_per_step"]
     phases = profile.epoch_phases(trainer, dict(result, empty=max(result["kernel"].values())), 1.0)
     assert phases["kernel"] == 0.0, "a kernel no slower than an empty dispatch does no work"
     assert sum(phases.values()) == pytest.approx(1.0), "the phases split the epoch's wall clock"
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["fused", "split"])
+def test_step_anatomy_times_every_way_and_puts_the_trainer_back(ctx, split):
+    trainer, *_ = make(ctx, FusedMLP, reference.Momentum(0.05, 0.9), split_hidden=split)
+    result = measured_and_put_back(trainer, lambda t: bench_fused.step_anatomy(ctx, t, repeat=2))
+    ways = ["forward alone", "backward alone", "step(s), s = 0, 1, 2, ...", "step(0) every time",
+            "two dispatches, no uniform"]
+    assert list(result) == ways + ([] if split else ["two dispatches, no barrier (wrong)"])   # split: counters
+    assert all(seconds > 0 for seconds in result.values())
 
 
 @pytest.mark.parametrize("cls", TRAINERS)

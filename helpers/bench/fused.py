@@ -404,11 +404,15 @@ def step_anatomy(ctx, trainer, repeat: int) -> dict:
     the step as train() issues it (the step uniform changes every step), the same step number every time,
     the step's dispatches (two, or three with tiled_hidden) with no uniform written at all, and those
     dispatches with no barrier between them: wrong results (a kernel reads what the one before it is still
-    writing), timed only to show what the barriers cost. The weights, optimizer state and counts are put back
-    at the end, as profile.profile_step does."""
+    writing), timed only to show what the barriers cost; not for split_hidden, whose forward counts finished
+    groups in counters that only a barrier keeps apart from the next step's. The trainer is put back
+    afterwards (profile.put_back)."""
+    with profile.put_back(trainer):
+        return _step_anatomy(ctx, trainer, repeat)
+
+
+def _step_anatomy(ctx, trainer, repeat: int) -> dict:
     clock = timing.Clock(ctx)
-    saved = {name: trainer.read(name) for name in ("params", "m", "v") if name in trainer.arrays}
-    t, counts = trainer.t, dict(trainer._counts)
     trainer.start_epoch(0)
     trainer.step(0)
     profile.warm_up(ctx, lambda: trainer.step(0))
@@ -431,11 +435,9 @@ def step_anatomy(ctx, trainer, repeat: int) -> dict:
     result.update({"step(s), s = 0, 1, 2, ...": stream(lambda s: trainer.step(s % steps)),
                    "step(0) every time": stream(lambda s: trainer.step(0)),
                    f"{COUNT_WORDS[len(passes)]} dispatches, no uniform": stream(lambda s: bare())})
-    result[NO_BARRIER.format(COUNT_WORDS[len(passes)])] = stream(lambda s: bare(barriers=False))
-    ctx.memory_barrier(profile.BARRIER)
-    for name, values in saved.items():
-        trainer.write(name, values)
-    trainer.t, trainer._counts = t, counts
+    if not trainer.split_hidden:
+        result[NO_BARRIER.format(COUNT_WORDS[len(passes)])] = stream(lambda s: bare(barriers=False))
+        ctx.memory_barrier(profile.BARRIER)   # the racing dispatches are done before put_back writes the weights
     if trainer.split_hidden:  # the forward's counters must be back at zero after all that
         assert not trainer.read("counters").any(), "fused_forward_3_split left a counter set"
     return result

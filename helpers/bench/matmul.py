@@ -77,6 +77,14 @@ def cublas_seconds(n: int, repeat: int = 20):
     return statistics.median(times)
 
 
+def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: int = 2) -> float:
+    """Seconds of one dispatch of `kernel` (C = A @ B, with its barrier): the median of `repeat` streams of
+    streamed(ctx) back-to-back dispatches, each stream timed by `clock`, divided by the dispatches."""
+    calls = streamed(ctx)
+    dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
+    return timing.median_seconds(lambda: clock.kernel(dispatches), repeat=repeat, warmup=warmup) / calls
+
+
 def streamed(ctx) -> int:
     """Dispatches a timed stream holds: STREAM on a GPU, one on a software renderer (timed by the wall
     clock there, where every dispatch runs to its end before the next starts)."""
@@ -119,12 +127,9 @@ def run(ctx, quick: bool) -> list[dict]:
         flops = 2.0 * n ** 3
         fastest = kernels.get(matmul.FASTEST, next(iter(kernels.values())))
         matmul.warm_up(ctx, lambda: matmul.run(fastest, A, B, C, barrier=False), 0.0 if quick else 0.2)
-        calls = streamed(ctx)
         for name, kernel in timed.items():
-            dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
-            guess = clock.kernel(dispatches) / calls
-            seconds = timing.median_seconds(lambda: clock.kernel(dispatches), repeat=_repeat(guess, quick),
-                                            warmup=2) / calls
+            guess = rung_seconds(ctx, kernel, A, B, C, clock, repeat=1, warmup=0)
+            seconds = rung_seconds(ctx, kernel, A, B, C, clock, repeat=_repeat(guess, quick))
             rows.append({"impl": name.removesuffix(".comp"), "size": n, "seconds": seconds,
                          "gflops": flops / seconds / 1e9, "clock": clock.source})
         seconds = numpy_seconds(a, b, 3 if quick or n >= 2048 else 10)
@@ -260,11 +265,8 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
             gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), "B")
         C = gl.empty(ctx, (n, n), name="C")
         matmul.warm_up(ctx, lambda: matmul.run(kernels[base], A, B, C, barrier=False), 0.0 if quick else 0.2)
-        calls = streamed(ctx)
         for name, kernel in kernels.items():
-            dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
-            seconds = timing.median_seconds(lambda: clock.kernel(dispatches), repeat=3 if quick else 7,
-                                            warmup=2) / calls
+            seconds = rung_seconds(ctx, kernel, A, B, C, clock, repeat=3 if quick else 7)
             x, y, z = kernel.groups(M=n, N=n)
             rows.append({"impl": name, "size": n, "seconds": seconds, "tflops": 2 * n ** 3 / seconds / 1e12,
                          "cublas_share": cublas[n] / seconds if cublas[n] else None, "clock": clock.source,
@@ -320,23 +322,35 @@ def table(rows: list[dict]) -> str:
 GOALS = {1024: 0.75, 2048: 0.90, 4096: 0.85}   # issue #12: a rung's share of cuBLAS fp32 at n³
 
 
-def goals(rows: list[dict]) -> list[str]:
-    """Issue #12's matmul goals judged on one run's rows: at each size of GOALS the fastest rung's share of
-    cuBLAS (met or NOT met), and the share the NO_LOADS row reaches, one line each (none without cuBLAS)."""
-    get = {(r["impl"], r["size"]): r["seconds"] for r in rows}
-    lines = []
+def goal_rows(rows: list[dict]) -> list[dict]:
+    """Issue #12's matmul goals judged on one run's rows, one dict per size of GOALS that has cuBLAS and a
+    rung: goal, the fastest rung and its share of cuBLAS, whether that meets the goal, and matmul_6_subgroup's
+    share with and without its global loads (the NO_LOADS row; None where the run has none)."""
+    seconds = {(r["impl"], r["size"]): r["seconds"] for r in rows}
+    out = []
     for n, goal in GOALS.items():
-        cublas = next((s for (impl, size), s in get.items() if size == n and impl.startswith("cuBLAS")), None)
-        rungs = {impl: s for (impl, size), s in get.items()
+        cublas = next((s for (impl, size), s in seconds.items() if size == n and impl.startswith("cuBLAS")), None)
+        rungs = {impl: s for (impl, size), s in seconds.items()
                  if size == n and impl.startswith("matmul_") and impl != NO_LOADS}
         if cublas is None or not rungs:
             continue
         best = min(rungs, key=rungs.get)
-        share = cublas / rungs[best]
-        verdict = "met" if share >= goal else "NOT met"
-        line = f"{n}³: goal >= {goal:.0%} of cuBLAS; fastest rung {best} {share:.0%}: {verdict}"
-        if (NO_LOADS, n) in get:
-            line += f"; matmul_6_subgroup without its global loads {cublas / get[NO_LOADS, n]:.0%}"
+
+        def share(impl):
+            return cublas / seconds[impl, n] if (impl, n) in seconds else None
+        out.append({"size": n, "goal": goal, "best": best, "share": share(best), "met": share(best) >= goal,
+                    "matmul_6": share("matmul_6_subgroup"), "without_loads": share(NO_LOADS)})
+    return out
+
+
+def goals(rows: list[dict]) -> list[str]:
+    """goal_rows as printed lines: the fastest rung's share, met or NOT met, and the share without loads."""
+    lines = []
+    for g in goal_rows(rows):
+        line = (f"{g['size']}³: goal >= {g['goal']:.0%} of cuBLAS; fastest rung {g['best']} {g['share']:.0%}: "
+                f"{'met' if g['met'] else 'NOT met'}")
+        if g["without_loads"] is not None:
+            line += f"; matmul_6_subgroup without its global loads {g['without_loads']:.0%}"
         lines.append(line)
     return lines
 
@@ -347,8 +361,8 @@ OCCUPANCY = {"as committed (BK 8)": {}, "BK 16": {"BK": 16}, "BK 8 with BK 16's 
              "no global loads (LOADS 0, C wrong)": {"LOADS": 0}}
 
 
-def occupancy_rows(ctx, n: int, configs: dict = OCCUPANCY, rung: str = "matmul_6_subgroup.comp") -> list[dict]:
-    """`rung` under each of `configs` at n³: TFLOP/s (timed as run() does, the shader as committed) and
+def occupancy_rows(ctx, n: int, configs: dict = OCCUPANCY) -> list[dict]:
+    """matmul_6_subgroup under each of `configs` at n³: TFLOP/s (timed as run() does, uninstrumented) and
     how many of its work groups an SM ran at once (occupancy.groups_per_sm; None where the driver lacks
     GL_NV_shader_thread_group or GL_ARB_shader_clock), with its shared memory and threads per group.
     Configurations this driver cannot compile (shared memory) are left out."""
@@ -360,14 +374,12 @@ def occupancy_rows(ctx, n: int, configs: dict = OCCUPANCY, rung: str = "matmul_6
     rows = []
     for name, defines in configs.items():
         try:
-            kernel = matmul.load(ctx, rung, defines)
+            kernel = matmul.load(ctx, "matmul_6_subgroup.comp", defines)
         except gl.ShaderError:
             continue
         d = kernel.define
-        calls = streamed(ctx)
-        dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
-        matmul.warm_up(ctx, dispatches, 0.0 if gl.is_software(ctx) else 0.3)
-        seconds = timing.median_seconds(lambda: clock.kernel(dispatches), repeat=5, warmup=1) / calls
+        matmul.warm_up(ctx, lambda: matmul.run(kernel, A, B, C), 0.0 if gl.is_software(ctx) else 0.3)
+        seconds = rung_seconds(ctx, kernel, A, B, C, clock, repeat=5)
         counts = occupancy.groups_per_sm(kernel, kernel.groups(M=n, N=n), {0: A, 1: B, 2: C}, M=n, N=n, K=n)
         rows.append({"config": name, "defines": defines, "size": n, "seconds": seconds,
                      "tflops": 2 * n ** 3 / seconds / 1e12, "groups_per_sm": counts, "threads": d("THREADS"),

@@ -5,6 +5,7 @@ epochs, takes a step apart, measures the empty-dispatch floor, and shows what a 
     profile = profile_step(trainer)                     # each dispatch, an empty one, a step, a readback
     phases = epoch_phases(trainer, profile, median)     # upload / kernel / readback / dispatch of an epoch
     floor = empty_epochs(ctx, steps, [groups, ...])     # the same dispatch pattern with no work in it
+    with put_back(trainer): ...                         # measure, then the trainer as it was
 
 Kernels are timed by timing.Clock: GPU timer queries on a GPU, the wall clock around ctx.finish() on a
 software renderer (whose timer queries mean nothing). Epochs are wall clock with ctx.finish() at both ends.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from contextlib import contextmanager
 
 import moderngl
 import numpy as np
@@ -71,6 +73,20 @@ def dispatch_seconds(ctx, program, groups, repeat: int, clock) -> float:
     return statistics.median(clock.kernel(stream) for _ in range(3)) / repeat
 
 
+@contextmanager
+def put_back(trainer):
+    """Runs the `with` block, then puts the trainer's parameters, optimizer state, step counter and counts
+    back as they were before it: measuring a step trains, and a timing must not change the training."""
+    saved = {name: trainer.read(name) for name in ("params", "m", "v") if name in trainer.arrays}
+    t, counts = trainer.t, dict(trainer._counts)
+    try:
+        yield
+    finally:
+        for name, values in saved.items():
+            trainer.write(name, values)
+        trainer.t, trainer._counts = t, counts
+
+
 def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = None) -> dict:
     """One full-size step of either trainer taken apart; parameters, optimizer state and counts restored.
 
@@ -80,33 +96,30 @@ def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = N
     (the losses of check_every steps) and order_upload (one epoch's order). overhead = step - kernels.
     """
     ctx, clock = trainer.ctx, clock or timing.Clock(trainer.ctx)
-    saved = {name: trainer.read(name) for name in ("params", "m", "v") if name in trainer.arrays}
-    t, counts = trainer.t, dict(trainer._counts)
-    trainer.start_epoch(0)
-    trainer.step(0)  # sets step 0's uniforms (and the batch size)
-    warm_up(ctx, lambda: trainer.step(0), warmup)
-    kernel = {k.name: dispatch_seconds(ctx, k.program, groups, repeat, clock) for k, groups in trainer.dispatches(0)}
-    empty_program = ctx.compute_shader(EMPTY_SHADER)
-    empty = dispatch_seconds(ctx, empty_program, (1, 1, 1), repeat, clock)
-    empty_program.release()
+    with put_back(trainer):
+        trainer.start_epoch(0)
+        trainer.step(0)  # sets step 0's uniforms (and the batch size)
+        warm_up(ctx, lambda: trainer.step(0), warmup)
+        kernel = {k.name: dispatch_seconds(ctx, k.program, groups, repeat, clock)
+                  for k, groups in trainer.dispatches(0)}
+        empty_program = ctx.compute_shader(EMPTY_SHADER)
+        empty = dispatch_seconds(ctx, empty_program, (1, 1, 1), repeat, clock)
+        empty_program.release()
 
-    def steps():
-        for _ in range(repeat):
-            trainer.step(0)
-    steps()
-    step = statistics.median(clock.wall(steps) for _ in range(3)) / repeat
-    ctx.finish()
-    start = time.perf_counter()
-    steps()
-    issue = (time.perf_counter() - start) / repeat
-    ctx.finish()
-    reads = min(trainer.check_every, trainer.steps_per_epoch)
-    readback = statistics.median(clock.wall(lambda: trainer.loss_sums(0, reads)) for _ in range(5))
-    order = reference.epoch_order(trainer.n, 0, trainer.seed)
-    order_upload = statistics.median(clock.wall(lambda: trainer.write("order", order)) for _ in range(5))
-    for name, values in saved.items():
-        trainer.write(name, values)
-    trainer.t, trainer._counts = t, counts
+        def steps():
+            for _ in range(repeat):
+                trainer.step(0)
+        steps()
+        step = statistics.median(clock.wall(steps) for _ in range(3)) / repeat
+        ctx.finish()
+        start = time.perf_counter()
+        steps()
+        issue = (time.perf_counter() - start) / repeat
+        ctx.finish()
+        reads = min(trainer.check_every, trainer.steps_per_epoch)
+        readback = statistics.median(clock.wall(lambda: trainer.loss_sums(0, reads)) for _ in range(5))
+        order = reference.epoch_order(trainer.n, 0, trainer.seed)
+        order_upload = statistics.median(clock.wall(lambda: trainer.write("order", order)) for _ in range(5))
     total = sum(kernel.values())
     return {"kernel": kernel, "kernel_total": total, "empty": empty, "step": step, "issue": issue,
             "overhead": max(step - total, 0.0), "readback": readback, "readback_steps": reads,
@@ -200,7 +213,7 @@ def phase_seconds(trainer, repeat: int = 50, clock=None) -> dict:
     """A PersistentMLP's step taken apart (notebook 07): each of its PHASES phases as a dispatch of its own
     with its barrier (in a stream of `repeat`, the median of three streams), and, when the trainer runs
     persistent, one step inside a dispatch of `repeat` steps (the same phases joined by grid barriers).
-    It trains (phase 2 updates the weights): save and restore them around it if they matter."""
+    It trains (phase 2 updates the weights): run it inside put_back(trainer) if they matter."""
     clock = clock or timing.Clock(trainer.ctx)
     trainer.start_epoch(0)
     warm_up(trainer.ctx, lambda: trainer.run_steps(0, 1))
