@@ -17,6 +17,14 @@ has GL_KHR_shader_subgroup_shuffle (has_subgroup_shuffle(ctx) says whether it do
 tuned on a GPU with `python -m helpers.bench.matmul sweep`. matmul_7_vec4k.comp reads A as vec4 along K,
 swizzles work groups for L2 (GROUP_M) and goes to BK 32 (COPIES 1); `python -m helpers.bench.matmul sweep7`
 times its configurations beside matmul_6_subgroup.
+
+matmul_8_splitk.comp cuts the sum over k into pieces, one work group each, when C has too few tiles to fill
+the GPU, and splitk_sum_1_vec4.comp adds the pieces: two shaders and a buffer for the pieces, so load()
+returns a SplitK for it, which run() and multiply() take like any rung:
+
+    k = load(ctx, "matmul_8_splitk.comp")             # a SplitK: both kernels, the pieces' buffer
+    k.pieces(M=1024, N=1024, K=1024)                  # 4 on a 132-SM GPU: 64 tiles × 4 = 256 work groups
+    run(k, A, B, C)                                   # two dispatches (one when there is one piece)
 """
 
 from __future__ import annotations
@@ -34,25 +42,23 @@ def rungs() -> list[str]:
     return sorted(files, key=lambda name: int(re.match(r"matmul_(\d+)_", name).group(1)))
 
 
-def has_subgroup_shuffle(ctx) -> bool:
-    """Whether GLSL on this context defines GL_KHR_shader_subgroup_shuffle, the macro the shaders test.
-
-    NVIDIA's extension string may list only GL_KHR_shader_subgroup (the features are a separate query),
-    so ask the compiler itself: a one-invocation shader writes 1 under `#ifdef`, 0 otherwise.
-    """
+def ask_glsl(ctx, extension: str, value: str) -> int:
+    """What a one-invocation shader finds for `value` (a GLSL uint expression) with `extension` enabled, or 0
+    where the compiler does not define the extension's macro: ask_glsl(ctx, "GL_NV_shader_thread_group",
+    "gl_SMCountNV") is the SM count on NVIDIA, 0 elsewhere."""
     import numpy as np
 
-    source = """#version 430
-#extension GL_KHR_shader_subgroup_shuffle : enable
+    source = f"""#version 430
+#extension {extension} : enable
 layout(local_size_x = 1) in;
-layout(std430, binding = 0) writeonly buffer Out { uint flag[]; };
-void main() {
-#ifdef GL_KHR_shader_subgroup_shuffle
-    flag[0] = 1u;
+layout(std430, binding = 0) writeonly buffer Out {{ uint answer[]; }};
+void main() {{
+#ifdef {extension}
+    answer[0] = uint({value});
 #else
-    flag[0] = 0u;
+    answer[0] = 0u;
 #endif
-}
+}}
 """
     program = ctx.compute_shader(source)
     buffer = ctx.buffer(reserve=4)
@@ -60,22 +66,101 @@ void main() {
         buffer.bind_to_storage_buffer(0)
         program.run(1, 1, 1)
         ctx.memory_barrier()
-        return bool(np.frombuffer(buffer.read(), dtype=np.uint32)[0])
+        return int(np.frombuffer(buffer.read(), dtype=np.uint32)[0])
     finally:
         buffer.release()
         program.release()
 
 
-def load(ctx, name: str, defines: dict | None = None) -> gl.Kernel:
-    return gl.Kernel(ctx, name, defines)
+def has_subgroup_shuffle(ctx) -> bool:
+    """Whether GLSL on this context defines GL_KHR_shader_subgroup_shuffle, the macro the shaders test.
+    NVIDIA's extension string may list only GL_KHR_shader_subgroup (the features are a separate query),
+    so ask the compiler itself."""
+    return ask_glsl(ctx, "GL_KHR_shader_subgroup_shuffle", "1") == 1
 
 
-def run(kernel: gl.Kernel, A: gl.GPUArray, B: gl.GPUArray, C: gl.GPUArray, barrier: bool = True) -> None:
+def sm_count(ctx) -> int | None:
+    """The GPU's SMs (streaming multiprocessors), from gl_SMCountNV where the driver has
+    GL_NV_shader_thread_group (NVIDIA); None elsewhere (llvmpipe, other vendors)."""
+    return ask_glsl(ctx, "GL_NV_shader_thread_group", "gl_SMCountNV") or None
+
+
+SPLITK, SPLITK_SUM = "matmul_8_splitk.comp", "splitk_sum_1_vec4.comp"
+GROUPS_PER_SM = 2   # work groups of matmul_6's 128×128 tile (and matmul_8's) an H100 SM holds at once: the
+                    # most its shared memory allows (notebook 03 counts them from inside the shader)
+
+
+class SplitK:
+    """matmul_8_splitk.comp and splitk_sum_1_vec4.comp as one rung. `places`: the work groups the GPU runs at
+    once (default GROUPS_PER_SM × sm_count(ctx); without an SM count, one piece: no split)."""
+
+    def __init__(self, ctx, defines: dict | None = None, places: int | None = None):
+        self.ctx, self.name = ctx, SPLITK
+        self.kernel = gl.Kernel(ctx, SPLITK, defines)
+        self.sum = gl.Kernel(ctx, SPLITK_SUM)
+        if places is None:
+            places = GROUPS_PER_SM * (sm_count(ctx) or 0)
+        self.places = places
+        self.P = None            # the pieces, a GPUArray grown when a call needs more
+
+    def __repr__(self):
+        return f"SplitK(defines={self.kernel.defines}, places={self.places})"
+
+    def define(self, name: str) -> int:
+        return self.kernel.define(name)
+
+    def pieces(self, M: int, N: int, K: int) -> int:
+        """How many pieces to cut the sum over k into: as many as fill the GPU's places with tiles of C
+        (never more, never a piece shorter than BK). One when the tiles alone fill it."""
+        tiles = gl.groups(M, self.define("BM")) * gl.groups(N, self.define("BN"))
+        return max(1, min(self.places // tiles, gl.groups(K, self.define("BK"))))
+
+    def piece_length(self, M: int, N: int, K: int) -> int:
+        """KS, the k each work group sums over: a multiple of BK, ceil(K/KS) = the pieces (or fewer)."""
+        BK = self.define("BK")
+        return BK * gl.groups(gl.groups(K, BK), self.pieces(M, N, K))
+
+    def groups(self, M: int, N: int, K: int) -> tuple[int, int, int]:
+        return self.kernel.groups(M=M, N=N, K=K, KS=self.piece_length(M, N, K))
+
+    def run(self, A: gl.GPUArray, B: gl.GPUArray, C: gl.GPUArray, M: int, N: int, K: int,
+            barrier: bool = True) -> None:
+        """C[:M*N] = A @ B: one dispatch into C when there is one piece; else the pieces into self.P, a
+        barrier, and the sum into C."""
+        KS = self.piece_length(M, N, K)
+        pieces = gl.groups(K, KS)
+        uniforms = dict(M=M, N=N, K=K, KS=KS)
+        if pieces == 1:
+            self.kernel.run(*self.kernel.groups(**uniforms), bindings={0: A, 1: B, 2: C}, barrier=barrier, **uniforms)
+            return
+        if self.P is None or self.P.size < pieces * M * N:
+            if self.P is not None:
+                self.P.release()
+            self.P = gl.empty(self.ctx, (pieces * M * N,), name="P")
+        self.kernel.run(*self.kernel.groups(**uniforms), bindings={0: A, 1: B, 2: self.P}, **uniforms)
+        self.sum.run(*self.sum.groups(M=M, N=N), bindings={2: C, 3: self.P}, barrier=barrier,
+                     M=M, N=N, pieces=pieces)
+
+    def release(self) -> None:
+        if self.P is not None:
+            self.P.release()
+            self.P = None
+
+
+def load(ctx, name: str, defines: dict | None = None) -> gl.Kernel | SplitK:
+    """A rung by file name: a gl.Kernel, or a SplitK for matmul_8_splitk.comp."""
+    return SplitK(ctx, defines) if name == SPLITK else gl.Kernel(ctx, name, defines)
+
+
+def run(kernel: gl.Kernel | SplitK, A: gl.GPUArray, B: gl.GPUArray, C: gl.GPUArray, barrier: bool = True) -> None:
     """C = A @ B on the GPU, shapes taken from the GPUArrays (checked), work groups from the banner."""
     (M, K), (K2, N) = A.shape, B.shape
     if K2 != K or C.shape != (M, N):
         raise ValueError(f"matmul: A {A.shape} @ B {B.shape} -> C {C.shape} do not fit; "
                          f"C must be ({M}, {N}) and B must have {K} rows")
+    if isinstance(kernel, SplitK):
+        kernel.run(A, B, C, M, N, K, barrier=barrier)
+        return
     kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, barrier=barrier, M=M, N=N, K=K)
 
 
@@ -83,7 +168,8 @@ def multiply(ctx, kernel, a, b):
     """a @ b through one rung (a name or a Kernel): upload, dispatch, read back. For checks, not speed."""
     import numpy as np
 
-    kernel = load(ctx, kernel) if isinstance(kernel, str) else kernel
+    loaded = isinstance(kernel, str)
+    kernel = load(ctx, kernel) if loaded else kernel
     A = gl.upload(ctx, np.ascontiguousarray(a, dtype=np.float32), "A")
     B = gl.upload(ctx, np.ascontiguousarray(b, dtype=np.float32), "B")
     C = gl.empty(ctx, (A.shape[0], B.shape[1]), name="C")
@@ -93,6 +179,8 @@ def multiply(ctx, kernel, a, b):
     finally:
         for array in (A, B, C):
             array.release()
+        if loaded and isinstance(kernel, SplitK):
+            kernel.release()
 
 
 CHECK_SHAPES = ((37, 70, 13), (1, 300, 77), (77, 300, 1))   # (M, K, N): no tile fits, one row, one column

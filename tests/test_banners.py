@@ -22,7 +22,7 @@ NAME = re.compile(r"([a-z]+(?:_[a-z]+)*)_([1-9][0-9]*)_([a-z0-9]+)\.comp")
 SHADER_REFERENCE = re.compile(r"\b[a-z]+(?:_[a-z]+)*_\d+(?:_[a-z0-9]+)?\b")   # matmul_2_tiled, or a stale matmul_2
 # Sample sizes for every uniform and data size a banner names: awkward, not multiples of any tile.
 SIZES = dict(B=37, K=70, N=13, M=29, C=10, n=1001, start=5, slot=3, n_in=784, n_hidden=130, n_samples=1000,
-             batch_size=64, step=2, count=50, n_images=1200, n_groups=7, rounds=3)
+             batch_size=64, step=2, count=50, n_images=1200, n_groups=7, rounds=3, KS=24, pieces=3)
 
 
 def comments(source: str) -> str:
@@ -201,6 +201,7 @@ BY_HAND = {
     "matmul_5_pipelined.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["M"], d("BM")), 1),
     "matmul_6_subgroup.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["M"], d("BM")), 1),
     "matmul_7_vec4k.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["M"], d("BM")), 1),
+    "matmul_8_splitk.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["M"], d("BM")), ceil(s["K"], s["KS"])),
     "dense_1_naive.comp": lambda d, s: (ceil(s["N"], d("LOCAL_X")), ceil(s["B"], d("LOCAL_Y")), 1),
     "dense_2_splitk.comp": lambda d, s: (ceil(s["N"], d("LOCAL_X")), s["B"], 1),
     "dense_3_tiled.comp": lambda d, s: (ceil(s["N"], d("BN")), ceil(s["B"], d("BM")), 1),
@@ -214,13 +215,14 @@ BY_HAND = {
     "dense_backward_1_relu.comp": lambda d, s: (ceil(s["K"] * s["N"] + s["N"], d("LX"))
                                                 + ceil(s["B"] * s["K"], d("LX") * d("BS")), 1, 1),
 }
-SAMPLES = [dict(M=1, N=1, K=1, B=1, n=1), dict(M=300, N=200, K=70, B=37, n=1001),
-           dict(M=128, N=256, K=784, B=10_000, n=256)]
+SAMPLES = [dict(M=1, N=1, K=1, B=1, n=1, KS=8), dict(M=300, N=200, K=70, B=37, n=1001, KS=24),
+           dict(M=128, N=256, K=784, B=10_000, n=256, KS=784)]
 # Other tiles, with rows and columns of a block that differ, so a banner that swaps them fails.
 TUNED = {"matmul_1_naive.comp": {"LOCAL_X": 32, "LOCAL_Y": 8}, "matmul_2_tiled.comp": {"TILE": 8},
          "matmul_3_blocked.comp": {"BN": 32, "THREADS": 128}, "matmul_4_bigtile.comp": {"BN": 64, "THREADS": 128},
          "matmul_5_pipelined.comp": {"BN": 64, "THREADS": 128}, "matmul_6_subgroup.comp": {"BM": 64, "THREADS": 128},
          "matmul_7_vec4k.comp": {"BM": 64, "THREADS": 128, "GROUP_M": 3},
+         "matmul_8_splitk.comp": {"BM": 64, "THREADS": 128},
          "dense_1_naive.comp": {"LOCAL_X": 8},
          "dense_2_splitk.comp": {"LOCAL_X": 8}, "dense_3_tiled.comp": {"BM": 32, "THREADS": 64},
          "dense_4_u8.comp": {"BM": 32, "THREADS": 64}, "update_1_sgd.comp": {"LOCAL": 64},
