@@ -33,7 +33,7 @@ import re
 
 from . import gl
 
-FASTEST = "matmul_5_pipelined.comp"   # on the H100: notebooks/results/bench-h100.json (matmul_6 not yet timed there)
+FASTEST = "matmul_5_pipelined.comp"   # the warm-up and reference rung of the benchmark and the tests
 
 
 def rungs() -> list[str]:
@@ -150,6 +150,11 @@ class SplitK:
 def load(ctx, name: str, defines: dict | None = None) -> gl.Kernel | SplitK:
     """A rung by file name: a gl.Kernel, or a SplitK for matmul_8_splitk.comp."""
     return SplitK(ctx, defines) if name == SPLITK else gl.Kernel(ctx, name, defines)
+
+
+def groups(kernel: gl.Kernel | SplitK, M: int, N: int, K: int) -> tuple[int, int, int]:
+    """The work groups of one C[M,N] = A[M,K] @ B[K,N] by a rung (for a SplitK, its pieces' dispatch)."""
+    return kernel.groups(M, N, K) if isinstance(kernel, SplitK) else kernel.groups(M=M, N=N)
 
 
 def run(kernel: gl.Kernel | SplitK, A: gl.GPUArray, B: gl.GPUArray, C: gl.GPUArray, barrier: bool = True) -> None:
