@@ -65,6 +65,8 @@ def test_pieces_fill_the_places_and_no_more(ctx):
     assert k.pieces(100, 100, 20) == 3                    # one tile, but only ceil(20/8) = 3 pieces of 8
     assert k.piece_length(1024, 1024, 1024) == 256
     assert k.piece_length(100, 100, 20) == 8
+    assert matmul.groups(k, 1024, 1024, 1024) == (8, 8, 4)
+    assert matmul.groups(matmul.load(ctx, "matmul_6_subgroup.comp"), 1024, 1024, 1024) == (8, 8, 1)
     assert matmul.SplitK(ctx, places=0).pieces(1024, 1024, 1024) == 1    # no SM count: no split
 
 
