@@ -12,8 +12,9 @@ several such streams after warm-up. One more row is not a matmul: matmul_6_subgr
 taken out (NO_LOADS: LOADS 0, the tiles filled from their index, C wrong), timed the same way: the
 difference is what the loads cost that the pipelining does not hide. matmul_8_splitk is timed as run() runs
 it: where it cuts k into pieces, its two dispatches (the pieces, then their sum) count as one call. NumPy:
-wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in float32 with TF32 off (allow_tf32 = False), timed the same way (STREAM calls
-between two CUDA events), in the same run, only where `import torch` works and CUDA is available. A
+wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in float32 with TF32 off (allow_tf32 = False), timed
+the same way (STREAM calls between two CUDA events), in the same run, only where `import torch` works and
+CUDA is available. A
 stream, because one call timed alone also holds the time the GPU waits for the CPU to issue it, a visible
 share of a call that takes tens of microseconds (1024³), and larger for torch's call than for a ModernGL
 dispatch.
