@@ -14,10 +14,9 @@ difference is what the loads cost that the pipelining does not hide. matmul_8_sp
 it: where it cuts k into pieces, its two dispatches (the pieces, then their sum) count as one call. NumPy:
 wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in float32 with TF32 off (allow_tf32 = False), timed
 the same way (STREAM calls between two CUDA events), in the same run, only where `import torch` works and
-CUDA is available. A
-stream, because one call timed alone also holds the time the GPU waits for the CPU to issue it, a visible
-share of a call that takes tens of microseconds (1024³), and larger for torch's call than for a ModernGL
-dispatch.
+CUDA is available. A stream, because one call timed alone also holds the time the GPU waits for the CPU to
+issue it, a visible share of a call that takes tens of microseconds (1024³), and larger for torch's call
+than for a ModernGL dispatch.
 """
 
 from __future__ import annotations
