@@ -127,6 +127,17 @@ def _unpack_u8(rng, define, B, K):
                 (groups(words_per_row, define("LOCAL_X")), groups(B, define("LOCAL_Y")), 1))
 
 
+@_exercise("03_splitk_pieces", "P[z] = A[:, z*KS:(z+1)*KS] @ B[z*KS:(z+1)*KS, :]: the pieces of a split-K matmul",
+           {0: "A", 1: "B", 2: "P"}, 2,
+           [dict(M=1, K=1, N=1, KS=1), dict(M=37, K=70, N=13, KS=16), dict(M=1, K=300, N=77, KS=300),
+            dict(M=77, K=300, N=1, KS=7), dict(M=129, K=257, N=65, KS=64), dict(M=200, K=1024, N=300, KS=256)])
+def _splitk_pieces(rng, define, M, K, N, KS):
+    a, b = _normal(rng, M, K), _normal(rng, K, N)
+    pieces = np.stack([a[:, k:k + KS].astype(np.float64) @ b[k:k + KS] for k in range(0, K, KS)])
+    return Case({0: a, 1: b}, dict(M=M, N=N, K=K, KS=KS), pieces,
+                (groups(N, define("LOCAL_X")), groups(M, define("LOCAL_Y")), len(pieces)))
+
+
 @_exercise("04_xent_grad", "dlogits = (softmax(logits) - onehot(labels)) / B",
            {0: "logits", 1: "labels", 2: "dlogits"}, 2,
            [dict(B=1, C=10, scale=1), dict(B=37, C=10, scale=3), dict(B=130, C=13, scale=1),
