@@ -26,7 +26,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from . import gl
+from . import gl, matmul
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISE_DIR = ROOT / "notebooks" / "exercises"
@@ -133,7 +133,7 @@ def _unpack_u8(rng, define, B, K):
             dict(M=77, K=300, N=1, KS=7), dict(M=129, K=257, N=65, KS=64), dict(M=200, K=1024, N=300, KS=256)])
 def _splitk_pieces(rng, define, M, K, N, KS):
     a, b = _normal(rng, M, K), _normal(rng, K, N)
-    pieces = np.stack([a[:, k:k + KS].astype(np.float64) @ b[k:k + KS] for k in range(0, K, KS)])
+    pieces = matmul.pieces_in_numpy(a, b, KS)
     return Case({0: a, 1: b}, dict(M=M, N=N, K=K, KS=KS), pieces,
                 (groups(N, define("LOCAL_X")), groups(M, define("LOCAL_Y")), len(pieces)))
 

@@ -147,6 +147,13 @@ class SplitK:
             self.P = None
 
 
+def pieces_in_numpy(a, b, KS: int):
+    """What matmul_8_splitk writes to P, in float64: piece z is A[:, z*KS:(z+1)*KS] @ B[z*KS:(z+1)*KS, :]."""
+    import numpy as np
+
+    return np.stack([a[:, k:k + KS].astype(np.float64) @ b[k:k + KS] for k in range(0, a.shape[1], KS)])
+
+
 def load(ctx, name: str, defines: dict | None = None) -> gl.Kernel | SplitK:
     """A rung by file name: a gl.Kernel, or a SplitK for matmul_8_splitk.comp."""
     return SplitK(ctx, defines) if name == SPLITK else gl.Kernel(ctx, name, defines)

@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+from .bench import matmul as bench_matmul
+
 ROOT = Path(__file__).resolve().parent.parent
 FIGURE = ROOT / "notebooks" / "results" / "transfer_vs_kernel.png"
 
@@ -30,15 +32,11 @@ def matmul_rows(rows: list[dict]) -> list[str]:
     for name, r in at.items():
         share = f" ({r['gflops'] / cublas['gflops']:.0%} of cuBLAS)" if cublas and r is not cublas else ""
         out.append(f"| matmul {largest}³, {name} | {r['gflops'] / 1e3:.1f} TFLOP/s{share} | {r['clock']} |")
-    for n in sorted({r["size"] for r in rows if r["size"] != largest and "cuBLAS" in r["impl"]}, reverse=True):
-        rungs = [r for r in rows if r["size"] == n and r["impl"].startswith("matmul_")
-                 and "(C wrong)" not in r["impl"]]                    # not the no-loads experiment
-        cublas = next(r for r in rows if r["size"] == n and "cuBLAS" in r["impl"])
-        if rungs and n >= 1024:      # the sizes of issue #12's goals; smaller ones are launch-bound
-            best = max(rungs, key=lambda r: r["gflops"])
-            out.append(f"| matmul {n}³, fastest rung: {best['impl']} | {best['gflops'] / 1e3:.1f} TFLOP/s "
-                       f"({best['gflops'] / cublas['gflops']:.0%} of cuBLAS's {cublas['gflops'] / 1e3:.1f}) "
-                       f"| {best['clock']} |")
+    for g in reversed(bench_matmul.goal_rows(rows)):   # issue #12's other sizes: the fastest rung at each
+        if g["size"] != largest:
+            best = next(r for r in rows if r["impl"] == g["best"] and r["size"] == g["size"])
+            out.append(f"| matmul {g['size']}³, fastest rung: {g['best']} | {best['gflops'] / 1e3:.1f} TFLOP/s "
+                       f"({g['share']:.0%} of cuBLAS's {best['gflops'] / g['share'] / 1e3:.1f}) | {best['clock']} |")
     return out
 
 

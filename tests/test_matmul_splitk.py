@@ -17,19 +17,13 @@ TOL = 1e-5
 TILES = {"default": {}, "64x64": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256}}
 
 
-def pieces_in_numpy(a, b, KS):
-    """NumPy's P: piece z is A[:, z*KS:(z+1)*KS] @ B[z*KS:(z+1)*KS, :], in float64."""
-    K = a.shape[1]
-    return np.stack([a[:, k:k + KS].astype(np.float64) @ b[k:k + KS] for k in range(0, max(K, 1), KS)])
-
-
 @pytest.mark.parametrize("KS", [8, 7, 24, 100, 300])   # BK 8: a multiple, not one, several tiles, one piece
 @pytest.mark.parametrize("shape", [(37, 70, 13), (129, 257, 64), (1, 300, 77)], ids=lambda s: "x".join(map(str, s)))
 def test_every_piece_matches_numpy(ctx, rng, shape, KS):
     M, K, N = shape
     kernel = gl.Kernel(ctx, matmul.SPLITK)
     a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
-    ref = pieces_in_numpy(a, b, KS)
+    ref = matmul.pieces_in_numpy(a, b, KS)
     A, B = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B")
     P = gl.empty(ctx, (ref.size + 1,), name="P")                     # NaN, one spare element
     kernel.run(*kernel.groups(M=M, N=N, K=K, KS=KS), bindings={0: A, 1: B, 2: P}, M=M, N=N, K=K, KS=KS)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import data, fused_mlp, gl, reference, timing
+from .. import data, fused_mlp, gl, matmul, reference, timing
 from . import profile
 from ..gpu_mlp import GPUTrainer
 from ..persistent_mlp import OneBarrierMLP, PersistentMLP
@@ -342,36 +342,12 @@ BACKWARD_BLOCKED_SWEEP = [dict(TQ=tq, KQ=kq, BS=bs, BC=bc) for tq in (2, 4, 8, 1
                           and 16 * max(bs * bc * (kq + tq), bs * 4 * kq * tq) <= 48 * 1024]
 BACKWARD_SWEEP = [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128)
                   for tj, tkt, kpt in ((32, 8, 2), (32, 8, 4), (32, 16, 1), (64, 4, 2), (16, 16, 1))]
-SM_SHADER = """#version 430
-#extension GL_NV_shader_sm_builtins : require
-layout(local_size_x = 1) in;
-layout(std430, binding = 0) buffer Out { uint out_[]; };
-void main() { out_[0] = gl_SMCountNV; out_[1] = gl_WarpsPerSMNV; }
-"""
-
-
 STEP_SHADER = """#version 430
 layout(local_size_x = 1) in;
 layout(std430, binding = 0) buffer Out { uint out_[]; };
 uniform uint step;
 void main() { out_[0] = step; }
 """
-
-
-def sm_count(ctx) -> tuple[int, int] | None:
-    """(SMs, warps per SM) from NVIDIA's GL_NV_shader_sm_builtins; None where the extension is missing."""
-    try:
-        program = ctx.compute_shader(SM_SHADER)
-    except Exception:  # moderngl.Error: the extension is not there (llvmpipe)
-        return None
-    out = gl.empty(ctx, (2,), np.uint32, name="sm count")
-    out.bind_to(0)
-    program.run(1)
-    ctx.memory_barrier()
-    values = tuple(int(v) for v in out.read())
-    out.release()
-    program.release()
-    return values
 
 
 def issue_costs(ctx, calls: int = 2000) -> dict:
@@ -488,8 +464,8 @@ def sweep(ctx, quick: bool) -> dict:
     n = 1024 if quick else len(X_train)
     images, labels = X_train[:n], y_train[:n]
     repeat = 2 if quick else 50
-    out = {"sm": sm_count(ctx), "issue": issue_costs(ctx, 100 if quick else 5000)}
-    print(f"SMs and warps per SM (GL_NV_shader_sm_builtins): {out['sm']}")
+    out = {"sm": matmul.sm_count(ctx), "issue": issue_costs(ctx, 100 if quick else 5000)}
+    print(f"SMs (gl_SMCountNV, GL_NV_shader_thread_group): {out['sm']}")
     print("Python issue cost: " + ", ".join(f"{k} {1e6 * v:.2f} µs" for k, v in out["issue"].items()))
     out["grid_barrier"] = []
     for groups in ((1, 2) if quick else (1, 32, 66, 132, 264, 528)):
