@@ -25,6 +25,9 @@ returns a SplitK for it, which run() and multiply() take like any rung:
     k = load(ctx, "matmul_8_splitk.comp")             # a SplitK: both kernels, the pieces' buffer
     k.pieces(M=1024, N=1024, K=1024)                  # 4 on a 132-SM GPU: 64 tiles × 4 = 256 work groups
     run(k, A, B, C)                                   # two dispatches (one when there is one piece)
+
+matmul_9_interior.comp gives the blocks that lie wholly inside C (K a multiple of BK, N of 4) a tile loop with
+no bounds checks; it is a plain rung, loaded and run like matmul_6.
 """
 
 from __future__ import annotations

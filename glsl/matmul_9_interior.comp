@@ -1,0 +1,222 @@
+#version 430
+// matmul_9_interior.comp: C = A·B, matmul_6_subgroup with a second tile loop, free of bounds checks, for
+// the blocks that lie wholly inside the matrices
+//
+// Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays); any M, N, K
+// NumPy     C = A @ B
+// Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
+//           B and C are also declared as vec4 arrays on the same bindings (BufB4, BufC4): one buffer
+//           per binding serves both views
+// Uniforms  uint M, N, K
+// Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(M/BM), 1)
+//           a work group computes a BM×BN block of C; THREADS = (BM/TM)*(BN/TN), each thread TM×TN
+//           outputs; every LM*LN consecutive invocations (32: one subgroup on NVIDIA) own a
+//           (LM*TM)×(LN*TN) sub-tile of the block, as in matmul_6_subgroup
+// Changed   vs matmul_6_subgroup: an interior block, one wholly inside C with K a multiple of BK and N
+//           of 4, runs a copy of the tile loop with no bounds checks. For every tile, matmul_6_subgroup
+//           works out each load's row, column and address, tests them against M, N and K, and tests
+//           whether a next tile exists. Here a thread works out its first address in A and in B once,
+//           adds k0 (A) or k0*N (B) for each tile, and at the last tile loads that tile again into the
+//           copy nobody reads instead of testing. Blocks on the edge of C keep matmul_6_subgroup's
+//           checked loop; a work group takes one loop or the other as a whole. The barriers are
+//           barrier() alone: in a compute shader it makes the shared-memory writes before it visible to
+//           the reads after it (OpenGL reference page of barrier), so the memoryBarrierShared() that
+//           matmul_6_subgroup puts before it adds nothing. No subgroup path. Default tile: 16×8 outputs
+//           a thread, 128 threads (notebook 03 times it against matmul_6_subgroup's 8×8 and 256)
+// Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py; tests/test_matmul_interior.py:
+//           interior and edge blocks in one dispatch, K or N that send every block to the checked loop,
+//           one tile, K = 0, other tiles)
+// Tunables  TM, TN multiples of 4; THREADS = (BM/TM)*(BN/TN), a multiple of BK and of BN/4 (the interior
+//           loads step by whole rows); BM a multiple of LM*TM and BN of LN*TN (checked below). Shared
+//           memory 2*BK*(BM+4*PAD+BN)*4 bytes (48 KiB on NVIDIA, 32 KiB on llvmpipe)
+#define BM 128
+#define BN 128
+#define BK 8
+#define TM 16
+#define TN 8
+#define LM 4
+#define LN 8
+#define THREADS 128
+#define PAD 1
+
+#if THREADS != (BM / TM) * (BN / TN)
+#error "THREADS must equal (BM/TM)*(BN/TN)"
+#endif
+#if (TM % 4) != 0 || (TN % 4) != 0
+#error "TM and TN must be multiples of 4"
+#endif
+#if (BM % (LM * TM)) != 0 || (BN % (LN * TN)) != 0
+#error "BM must be a multiple of LM*TM and BN of LN*TN"
+#endif
+#if (THREADS % BK) != 0 || (THREADS % (BN / 4)) != 0
+#error "THREADS must be a multiple of BK and of BN/4"
+#endif
+
+#pragma optionNV(unroll all)
+
+layout(local_size_x = THREADS) in;
+
+layout(std430, binding = 0) readonly buffer BufA { float A[]; };
+layout(std430, binding = 1) readonly buffer BufB { float B[]; };
+layout(std430, binding = 1) readonly buffer BufB4 { vec4 B4[]; };
+layout(std430, binding = 2) writeonly buffer BufC { float C[]; };
+layout(std430, binding = 2) writeonly buffer BufC4 { vec4 C4[]; };
+
+uniform uint M;
+uniform uint N;
+uniform uint K;
+
+const uint WM = LM * TM;                                   // a sub-tile: WM rows ...
+const uint WN = LN * TN;                                   // ... by WN columns of the block
+const uint TILES_N = BN / WN;                              // sub-tiles across the block
+const uint A_QUADS = (BM / 4) * BK;                        // vec4s in one A tile
+const uint B_QUADS = BK * (BN / 4);                        // vec4s in one B tile
+const uint A_PER_THREAD = (A_QUADS + THREADS - 1) / THREADS;
+const uint B_PER_THREAD = (B_QUADS + THREADS - 1) / THREADS;
+
+shared vec4 As[2][BK][BM / 4 + PAD];   // two copies of the transposed A tile: As[k][g] = rows 4g..4g+3
+shared vec4 Bs[2][BK][BN / 4];         // two copies of the B tile
+
+vec4 a_next[A_PER_THREAD];             // the next tiles, on their way from global memory
+vec4 b_next[B_PER_THREAD];
+vec4 acc[TM][TN / 4];                  // this thread's outputs (see main)
+uint t, a_at, b_at;                    // this thread's index, its A and B vec4 columns in the tiles
+uint a_first, b_first;                 // interior blocks: this thread's first element of A and of B
+
+void load_checked(uint bm, uint bn, uint k0, bool vec_b) {    // matmul_6_subgroup's loads, all tested
+    for (uint p = 0u; p < A_PER_THREAD; ++p) {
+        uint q = t + p * THREADS;
+        uint k = q % BK, g = q / BK;
+        uint m = bm + 4u * g, kk = k0 + k;
+        vec4 v = vec4(0.0);
+        if (q < A_QUADS && kk < K) {
+            if (m      < M) v.x = A[(m     ) * K + kk];
+            if (m + 1u < M) v.y = A[(m + 1u) * K + kk];
+            if (m + 2u < M) v.z = A[(m + 2u) * K + kk];
+            if (m + 3u < M) v.w = A[(m + 3u) * K + kk];
+        }
+        a_next[p] = v;
+    }
+    for (uint p = 0u; p < B_PER_THREAD; ++p) {
+        uint q = t + p * THREADS;
+        uint c = q % (BN / 4), k = q / (BN / 4);
+        uint n = bn + 4u * c, kk = k0 + k;
+        vec4 v = vec4(0.0);
+        if (q < B_QUADS && kk < K && n < N) {
+            uint at = kk * N + n;
+            if (vec_b) {
+                v = B4[at / 4u];
+            } else {
+                v.x = B[at];
+                if (n + 1u < N) v.y = B[at + 1u];
+                if (n + 2u < N) v.z = B[at + 2u];
+                if (n + 3u < N) v.w = B[at + 3u];
+            }
+        }
+        b_next[p] = v;
+    }
+}
+
+void load_interior(uint k0) {          // the same elements with nothing to test: every one is inside
+    for (uint p = 0u; p < A_PER_THREAD; ++p) {
+        if ((A_QUADS % THREADS) != 0u && t + p * THREADS >= A_QUADS) break;   // (a constant test)
+        uint at = a_first + p * (THREADS / BK) * 4u * K + k0;    // load p: THREADS/BK vec4 rows further
+        a_next[p] = vec4(A[at], A[at + K], A[at + 2u * K], A[at + 3u * K]);
+    }
+    for (uint p = 0u; p < B_PER_THREAD; ++p) {
+        if ((B_QUADS % THREADS) != 0u && t + p * THREADS >= B_QUADS) break;
+        b_next[p] = B4[(b_first + p * (THREADS / (BN / 4u)) * N + k0 * N) / 4u];
+    }
+}
+
+void store_tiles(uint buf) {
+    for (uint p = 0u; p < A_PER_THREAD; ++p) {
+        uint q = t + p * THREADS;
+        if (q < A_QUADS) As[buf][q % BK][q / BK] = a_next[p];
+    }
+    for (uint p = 0u; p < B_PER_THREAD; ++p) {
+        uint q = t + p * THREADS;
+        if (q < B_QUADS) Bs[buf][q / (BN / 4)][q % (BN / 4)] = b_next[p];
+    }
+}
+
+void multiply_tile(uint cur) {         // acc += the BK rows of k in copy `cur` of the tiles
+    for (uint k = 0u; k < BK; ++k) {
+        vec4 a[TM / 4], b[TN / 4];
+        for (uint i = 0u; i < TM / 4; ++i) a[i] = As[cur][k][a_at + i * LM];
+        for (uint j = 0u; j < TN / 4; ++j) b[j] = Bs[cur][k][b_at + j * LN];
+        for (uint i = 0u; i < TM / 4; ++i)
+            for (uint j = 0u; j < TN / 4; ++j) {
+                acc[4u * i     ][j] += a[i].x * b[j];
+                acc[4u * i + 1u][j] += a[i].y * b[j];
+                acc[4u * i + 2u][j] += a[i].z * b[j];
+                acc[4u * i + 3u][j] += a[i].w * b[j];
+            }
+    }
+}
+
+void main() {
+    t = gl_LocalInvocationIndex;
+    uint sub = t / (LM * LN), lane = t % (LM * LN);   // which sub-tile, which invocation in it
+    uint lr = lane / LN, lc = lane % LN;              // its row and column in the sub-tile
+    uint bm = gl_WorkGroupID.y * BM;
+    uint bn = gl_WorkGroupID.x * BN;
+    bool vec4_n = (N & 3u) == 0u;      // rows of B and C start on 16-byte boundaries
+
+    // acc[4i+ii][j]: row bm + 4*a_col(i) + ii, columns bn + 4*b_col(j) .. +3, where the vec4 columns of
+    // the tiles are a_col(i) = a_at + i*LM, b_col(j) = b_at + j*LN (as in matmul_6_subgroup)
+    a_at = (sub / TILES_N) * (WM / 4u) + lr;
+    b_at = (sub % TILES_N) * (WN / 4u) + lc;
+    for (uint r = 0u; r < TM; ++r)
+        for (uint j = 0u; j < TN / 4; ++j) acc[r][j] = vec4(0.0);
+
+    bool interior = bm + BM <= M && bn + BN <= N && K >= BK && K % BK == 0u && vec4_n;
+    if (interior) {                    // the same for the whole work group: it takes one loop or the other
+        a_first = (bm + 4u * (t / BK)) * K + t % BK;                  // load_checked's element for k0 = 0
+        b_first = (t / (BN / 4u)) * N + bn + 4u * (t % (BN / 4u));
+        uint tiles = K / BK, last = tiles - 1u;
+        load_interior(0u);
+        store_tiles(0u);
+        barrier();
+        for (uint tile = 0u; tile < tiles; ++tile) {
+            uint cur = tile & 1u;
+            load_interior(min(tile + 1u, last) * BK);   // in flight during the math; at the last tile, that
+            multiply_tile(cur);                          // tile again (inside A and B), never read
+            store_tiles(cur ^ 1u);                       // the other copy: nobody reads it this step
+            barrier();
+        }
+    } else {                           // an edge block: matmul_6_subgroup's loop, every load checked
+        uint tiles = (K + BK - 1u) / BK;
+        if (tiles > 0u) {
+            load_checked(bm, bn, 0u, vec4_n);
+            store_tiles(0u);
+        }
+        barrier();
+        for (uint tile = 0u; tile < tiles; ++tile) {
+            uint cur = tile & 1u;
+            bool more = tile + 1u < tiles;
+            if (more) load_checked(bm, bn, (tile + 1u) * BK, vec4_n);
+            multiply_tile(cur);
+            if (more) store_tiles(cur ^ 1u);
+            barrier();
+        }
+    }
+
+    for (uint r = 0u; r < TM; ++r) {
+        uint m = bm + 4u * (a_at + (r / 4u) * LM) + r % 4u;
+        if (m >= M) continue;
+        for (uint j = 0u; j < TN / 4; ++j) {
+            uint n = bn + 4u * (b_at + j * LN);
+            if (n >= N) continue;
+            uint at = m * N + n;
+            if (vec4_n) {
+                C4[at / 4u] = acc[r][j];
+            } else {
+                C[at] = acc[r][j].x;
+                if (n + 1u < N) C[at + 1u] = acc[r][j].y;
+                if (n + 2u < N) C[at + 2u] = acc[r][j].z;
+                if (n + 3u < N) C[at + 3u] = acc[r][j].w;
+            }
+        }
+    }
+}

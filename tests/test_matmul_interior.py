@@ -1,0 +1,61 @@
+"""matmul_9_interior.comp: its two loops (interior blocks with no bounds checks, edge blocks with
+matmul_6's checked loads) against float64 NumPy, alone and in one dispatch.
+
+A block is interior when it lies wholly inside C, K is a multiple of BK (at least BK) and N of 4. The
+shapes below choose which blocks take which loop; C is NaN-poisoned with a spare row (assert_multiplies),
+so an output left unwritten, or written past C[M,N], shows. Every tile here fits llvmpipe's 32 KiB.
+"""
+
+import numpy as np
+import pytest
+
+from helpers import gl, matmul
+from test_matmul import assert_multiplies   # random A @ B against NumPy, C NaN-poisoned, a spare row
+
+RUNG = "matmul_9_interior.comp"
+TILES = {"default": {},                                                       # 128x128, 16x8 a thread
+         "8x8-256": {"TM": 8, "THREADS": 256},                                # matmul_6's thread layout
+         "64x64-4x4": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},  # A tile: fewer vec4s than threads
+         "128x64-BK16": {"BN": 64, "BK": 16, "TM": 8, "THREADS": 128}}
+# (M, K, N) and which loop the blocks take with the default 128x128 block, BK 8
+SHAPES = {"all-interior": (256, 64, 256),
+          "interior-and-edge": (300, 72, 260),    # 2x2 interior blocks, the rest on the edge
+          "K-not-a-multiple": (256, 68, 256),     # K % BK != 0: every block checked
+          "N-not-a-multiple-of-4": (256, 64, 258),
+          "one-tile": (128, 8, 128),              # the interior loop's last tile is its first
+          "K-below-BK": (128, 4, 128)}
+
+
+@pytest.fixture(scope="module")
+def kernels(ctx):
+    return {name: matmul.load(ctx, RUNG, defines) for name, defines in TILES.items()}
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("tiles", TILES)
+def test_both_loops_match_numpy(ctx, kernels, rng, tiles, shape):
+    assert_multiplies(ctx, kernels[tiles], rng, *SHAPES[shape])
+
+
+def test_interior_blocks_stop_at_the_last_tile(ctx, kernels, rng):
+    # The interior loop's last step loads its last tile again; a read past K would take row K of A's next
+    # row or B's next row. Non-zero numbers after the product (a bigger A and B sliced) would show there.
+    M, K, N = 256, 64, 256
+    a = rng.standard_normal((M, K + 8)).astype(np.float32)
+    b = rng.standard_normal((K + 8, N)).astype(np.float32)
+    a_used, b_used = np.ascontiguousarray(a[:, :K]), np.ascontiguousarray(b[:K])
+    c = matmul.multiply(ctx, kernels["default"], a_used, b_used)
+    np.testing.assert_allclose(c, a_used.astype(np.float64) @ b_used, rtol=1e-5, atol=1e-4)
+
+
+def test_empty_k_gives_zeros(ctx, kernels):
+    kernel = kernels["default"]
+    A, B = gl.empty(ctx, (5, 1), name="A"), gl.empty(ctx, (1, 8), name="B")    # K = 0: nothing is read
+    C = gl.empty(ctx, (5, 8), name="C")
+    kernel.run(*kernel.groups(M=5, N=8), bindings={0: A, 1: B, 2: C}, M=5, N=8, K=0)
+    assert (C.read() == 0).all()
+
+
+def test_bad_tiles_are_refused(ctx):
+    with pytest.raises(gl.ShaderError, match="multiple of BK and of BN/4"):
+        matmul.load(ctx, RUNG, {"BM": 32, "BN": 256, "TM": 4, "TN": 8, "LM": 8, "LN": 4, "THREADS": 32})
