@@ -23,9 +23,9 @@
 //           the reads after it (OpenGL reference page of barrier), so the memoryBarrierShared() that
 //           matmul_6_subgroup puts before it adds nothing. No subgroup path. Default tile: 16×8 outputs
 //           a thread, 128 threads (notebook 03 times it against matmul_6_subgroup's 8×8 and 256)
-// Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py; tests/test_matmul_interior.py:
-//           interior and edge blocks in one dispatch, K or N that send every block to the checked loop,
-//           one tile, K = 0, other tiles)
+// Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py, K = 0 included;
+//           tests/test_matmul_interior.py: interior and edge blocks in one dispatch, K or N that send
+//           every block to the checked loop, one tile, K below BK, other tiles)
 // Tunables  TM, TN multiples of 4; THREADS = (BM/TM)*(BN/TN), a multiple of BK and of BN/4 (the interior
 //           loads step by whole rows); BM a multiple of LM*TM and BN of LN*TN (checked below). Shared
 //           memory 2*BK*(BM+4*PAD+BN)*4 bytes (48 KiB on NVIDIA, 32 KiB on llvmpipe)

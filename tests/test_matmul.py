@@ -27,6 +27,14 @@ def kernels(ctx):
     return {name: matmul.load(ctx, name) for name in RUNGS}
 
 
+def dispatch(kernel, A, B, C, M, N, K):
+    """C = A @ B by a rung with the sizes given (not read from the arrays, so that K = 0 can be asked for)."""
+    if isinstance(kernel, matmul.SplitK):     # two shaders: the pieces, then their sum
+        kernel.run(A, B, C, M, N, K)
+    else:
+        kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+
+
 def assert_multiplies(ctx, kernel, rng, M, K, N):
     """kernel's C = A @ B for random A[M,K], B[K,N] matches float64 NumPy; C is NaN-poisoned first, with one
     spare row that must stay NaN (a write past C[M,N] would show there)."""
@@ -34,10 +42,7 @@ def assert_multiplies(ctx, kernel, rng, M, K, N):
     b = rng.standard_normal((K, N)).astype(np.float32)
     A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (M + 1, N), name="C")
     try:
-        if isinstance(kernel, matmul.SplitK):     # two shaders: the pieces, then their sum
-            kernel.run(A, B, C, M, N, K)
-        else:
-            kernel.run(*kernel.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+        dispatch(kernel, A, B, C, M, N, K)
         c = C.read()
     finally:
         for array in (A, B, C):
@@ -50,6 +55,14 @@ def assert_multiplies(ctx, kernel, rng, M, K, N):
 @pytest.mark.parametrize("name", RUNGS)
 def test_rung_matches_numpy(ctx, kernels, rng, name, shape):
     assert_multiplies(ctx, kernels[name], rng, *shape)
+
+
+@pytest.mark.parametrize("name", RUNGS)
+def test_rung_gives_zeros_for_empty_k(ctx, kernels, name):
+    A, B = gl.empty(ctx, (5, 1), name="A"), gl.empty(ctx, (1, 8), name="B")    # K = 0: nothing is read
+    C = gl.empty(ctx, (5, 8), name="C")
+    dispatch(kernels[name], A, B, C, 5, 8, 0)
+    assert (C.read() == 0).all()
 
 
 @pytest.mark.parametrize("defines", [{"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},
