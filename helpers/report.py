@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from .bench import matmul as bench_matmul
+from .bench import products as bench_products
 
 ROOT = Path(__file__).resolve().parent.parent
 FIGURE = ROOT / "notebooks" / "results" / "transfer_vs_kernel.png"
@@ -65,6 +66,20 @@ def epoch_rows(rows: list[dict], label: str) -> list[str]:
     return out
 
 
+def products_rows(rows: list[dict]) -> list[str]:
+    """The training step's two products, each by its fastest rung, beside cuBLAS where the run had it."""
+    out = []
+    for hidden in sorted({r["hidden"] for r in rows}):
+        for product in bench_products.shapes(hidden):
+            best, blas = (bench_products.fastest(rows, hidden, product, cublas) for cublas in (False, True))
+            if best is None:
+                continue
+            beside = f" (cuBLAS in a CUDA graph {_ms(blas['seconds'])})" if blas else ""
+            out.append(f"| a 784-{hidden}-10 step's {product} ({'×'.join(map(str, best['shape']))}), fastest rung: "
+                       f"{best['impl']} | {_ms(best['seconds'])}{beside} | {best['clock']} |")
+    return out
+
+
 def table(record: dict) -> str:
     device = record["device"]
     kernels = ("kernels by wall clock around ctx.finish() (a software renderer: no GPU timer queries)"
@@ -82,6 +97,8 @@ def table(record: dict) -> str:
         lines += epoch_rows(benches["train"], "one MNIST epoch, 784-128-10, batch 128")
     if "fused" in benches:
         lines += epoch_rows(benches["fused"], "one MNIST epoch, batch 128")
+    if "products" in benches:
+        lines += products_rows(benches["products"])
     return "\n".join(lines)
 
 

@@ -3,6 +3,8 @@
     python -m helpers.bench matmul           # the matmul ladder against NumPy (and cuBLAS if torch is there)
     python -m helpers.bench inference        # 10,000-image forward pass: upload, kernels, readback
     python -m helpers.bench train            # one MNIST epoch of 784-128-10 at batch 128
+    python -m helpers.bench fused            # the fused trainers against PyTorch and JAX
+    python -m helpers.bench products         # the step's two products: the ladder against cuBLAS
     python -m helpers.bench all --out notebooks/results/bench-h100.json
 
 Each benchmark lives in its own module (helpers/bench/<name>.py) with `run(ctx, quick) -> list of row dicts`
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from .. import gl, mode
 
-BENCHES = ("matmul", "inference", "train", "fused")
+BENCHES = ("matmul", "inference", "train", "fused", "products")
 RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
 
 
