@@ -49,10 +49,8 @@ def stream(fn, calls: int = STREAM):
     return calls_of_fn
 
 
-def cublas_seconds(n: int, repeat: int = 20):
-    """Median seconds of an n³ float32 torch matmul on CUDA with TF32 off: STREAM calls between two CUDA
-    events, divided by STREAM (as the GLSL rungs are timed), after half a second of sustained calls;
-    None without torch/CUDA."""
+def torch_fp32():
+    """torch, with matmuls in true float32 (TF32 off), where it is installed with CUDA; else None."""
     try:
         import torch
     except Exception:
@@ -60,6 +58,16 @@ def cublas_seconds(n: int, repeat: int = 20):
     if not torch.cuda.is_available():
         return None
     torch.backends.cuda.matmul.allow_tf32 = False
+    return torch
+
+
+def cublas_seconds(n: int, repeat: int = 20):
+    """Median seconds of an n³ float32 torch matmul on CUDA with TF32 off: STREAM calls between two CUDA
+    events, divided by STREAM (as the GLSL rungs are timed), after half a second of sustained calls;
+    None without torch/CUDA."""
+    torch = torch_fp32()
+    if torch is None:
+        return None
     a = torch.randn(n, n, device="cuda", dtype=torch.float32)
     b = torch.randn(n, n, device="cuda", dtype=torch.float32)
     until = perf_counter() + 0.5     # sustained work first: an idle GPU's clock takes about half a second

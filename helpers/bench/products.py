@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import check, gl, matmul, timing
 from .fused import BATCH, HIDDEN, WIDE
+from .matmul import torch_fp32
 
 INPUTS, STEPS = 784, 469        # a full MNIST epoch: ceil(60,000 / 128) steps
 CALLS = 20                      # products in one timed stream (GLSL) or one CUDA graph (cuBLAS)
@@ -56,7 +57,7 @@ def label(name: str, defines: dict | None) -> str:
     return name.removesuffix(".comp") + (f", {tiles}" if tiles else "")
 
 
-def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int) -> float:
+def dispatch_seconds(ctx, kernel, A, B, C, clock, repeat: int) -> float:
     """One dispatch of C = A @ B with its barrier, in a stream as a trainer issues it (bound once)."""
     (M, K), N = A.shape, B.shape[1]
     groups = matmul.groups(kernel, M, N, K)
@@ -74,13 +75,9 @@ def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int) -> float:
 def cublas_seconds(M: int, K: int, N: int, repeat: int = 7):
     """Seconds of one M×K×N float32 torch matmul (TF32 off) replayed in a CUDA graph of CALLS; None without
     torch and CUDA."""
-    try:
-        import torch
-    except Exception:
+    torch = torch_fp32()
+    if torch is None:
         return None
-    if not torch.cuda.is_available():
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False
     a, b = torch.randn(M, K, device="cuda"), torch.randn(K, N, device="cuda")
     c = torch.empty(M, N, device="cuda")
     side = torch.cuda.Stream()                  # warm-up on a side stream before capture, as torch asks
@@ -121,7 +118,7 @@ def ladder_rows(ctx, hiddens, quick: bool = False) -> list[dict]:
                 kernel = matmul.load(ctx, name, defines)
                 if check.rel_error(matmul.multiply(ctx, kernel, a, b), ref) >= 1e-5:   # C starts as NaN there
                     raise RuntimeError(f"{label(name, defines)} does not match NumPy at {M}×{K}×{N}: fix it first")
-                seconds = rung_seconds(ctx, kernel, A, B, C, clock, repeat=3 if quick else 7)
+                seconds = dispatch_seconds(ctx, kernel, A, B, C, clock, repeat=3 if quick else 7)
                 rows.append({"product": product, "hidden": hidden, "shape": [M, K, N], "impl": label(name, defines),
                              "seconds": seconds, "clock": clock.source})
                 kernel.program.release()
