@@ -105,6 +105,14 @@ def numpy_seconds(a, b, repeat: int) -> float:
     return timing.median_seconds(lambda: timing.wall_seconds(lambda: a @ b), repeat=repeat, warmup=1)
 
 
+def check_rung(ctx, kernel, a, b, ref, name: str) -> None:
+    """Raise unless `kernel` computes a @ b within a relative error of 1e-5 of `ref` (float64 NumPy); C starts
+    as NaN (matmul.multiply), so an element the kernel never writes fails too. Before any timing."""
+    if not check.rel_error(matmul.multiply(ctx, kernel, a, b), ref) < 1e-5:
+        raise RuntimeError(f"{name} does not match NumPy at {a.shape[0]}×{a.shape[1]}×{b.shape[1]}: fix it "
+                           "before timing it")
+
+
 def validate(ctx, kernels: dict, n: int, rng) -> bool:
     """Every rung against float64 NumPy at n×n×n, one printed line each; False if any mismatches."""
     a = rng.standard_normal((n, n)).astype(np.float32)
@@ -254,8 +262,7 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
             skipped.append(name.strip())
             continue
         for a, b, ref in checks:
-            if not check.rel_error(matmul.multiply(ctx, kernel, a, b), ref) < 1e-5:
-                raise RuntimeError(f"{rung} {defines} does not match NumPy at {a.shape[0]}×{a.shape[1]}×{b.shape[1]}")
+            check_rung(ctx, kernel, a, b, ref, f"{rung} {defines}")
     note = ""
     if "USE_SUBGROUP" in gl.shader_source(rung):
         have = "with" if matmul.has_subgroup_shuffle(ctx) else "WITHOUT (shfl rows = shared memory)"

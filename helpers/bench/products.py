@@ -27,9 +27,9 @@ import statistics
 
 import numpy as np
 
-from .. import check, gl, matmul, timing
+from .. import gl, matmul, timing
 from .fused import BATCH, HIDDEN, WIDE
-from .matmul import torch_fp32
+from .matmul import check_rung, torch_fp32
 
 INPUTS, STEPS = 784, 469        # a full MNIST epoch: ceil(60,000 / 128) steps
 CALLS = 20                      # products in one timed stream (GLSL) or one CUDA graph (cuBLAS)
@@ -116,8 +116,7 @@ def ladder_rows(ctx, hiddens, quick: bool = False) -> list[dict]:
             A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (M, N), name="C")
             for name, defines in candidates():
                 kernel = matmul.load(ctx, name, defines)
-                if check.rel_error(matmul.multiply(ctx, kernel, a, b), ref) >= 1e-5:   # C starts as NaN there
-                    raise RuntimeError(f"{label(name, defines)} does not match NumPy at {M}×{K}×{N}: fix it first")
+                check_rung(ctx, kernel, a, b, ref, label(name, defines))
                 seconds = dispatch_seconds(ctx, kernel, A, B, C, clock, repeat=3 if quick else 7)
                 rows.append({"product": product, "hidden": hidden, "shape": [M, K, N], "impl": label(name, defines),
                              "seconds": seconds, "clock": clock.source})
