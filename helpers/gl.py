@@ -16,6 +16,7 @@ reads; `GPUArray.write` checks shape and dtype. Both name the binding or array t
 
 from __future__ import annotations
 
+import ctypes
 import re
 import sys
 from pathlib import Path
@@ -130,6 +131,46 @@ def describe(ctx) -> str:
     backend = getattr(ctx, "extra", None) or {}
     return (f"{ctx.info['GL_RENDERER']} | OpenGL {ctx.info['GL_VERSION']} | "
             f"backend {backend.get('backend', '?')}")
+
+
+def function(ctx, name: str, restype, *argtypes):
+    """An OpenGL function ModernGL does not wrap, from the context's own loader (EGL or GLX), via ctypes:
+    function(ctx, "glFlush", None)() calls glFlush. Raises OSError where the loader has no address for the name
+    (EGL's may hand back one even for a function the driver lacks: ask only for what OpenGL 4.3 has)."""
+    if (getattr(ctx, "extra", None) or {}).get("backend") == "egl":
+        loader = ctypes.CDLL("libEGL.so.1").eglGetProcAddress
+    else:
+        loader = ctypes.CDLL("libGL.so.1").glXGetProcAddressARB
+    loader.restype, loader.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
+    address = loader(name.encode())
+    if not address:
+        raise OSError(f"no {name} in this OpenGL")
+    return ctypes.CFUNCTYPE(restype, *argtypes)(address)
+
+
+_PROGRAM_BINARY_LENGTH = 0x8741
+
+
+def driver_assembly(program) -> str | None:
+    """The assembly text a driver compiled `program` (a moderngl ComputeShader, e.g. Kernel.program) into,
+    where its program binary (glGetProgramBinary) holds one: NVIDIA's holds the program in NVIDIA's assembly
+    language for OpenGL, a text that starts with "!!NVcp5.0" (NV_compute_program5). None where the binary
+    holds no such text (Mesa's does not)."""
+    u, i, ctx = ctypes.c_uint, ctypes.c_int, program.ctx
+    length = i(0)
+    function(ctx, "glGetProgramiv", None, u, u, ctypes.POINTER(i))(program.glo, _PROGRAM_BINARY_LENGTH,
+                                                                    ctypes.byref(length))
+    if length.value <= 0:
+        return None
+    blob, written, form = (ctypes.c_ubyte * length.value)(), i(0), u(0)
+    function(ctx, "glGetProgramBinary", None, u, i, ctypes.POINTER(i), ctypes.POINTER(u), ctypes.c_void_p)(
+        program.glo, length.value, ctypes.byref(written), ctypes.byref(form), blob)
+    data = bytes(blob[:written.value])
+    start = data.find(b"!!NV")
+    if start < 0:
+        return None
+    end = data.find(b"\0", start)
+    return data[start:end if end >= 0 else len(data)].decode("ascii", "replace")
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ returns a SplitK for it, which run() and multiply() take like any rung:
     run(k, A, B, C)                                   # two dispatches (one when there is one piece)
 
 matmul_9_interior.comp gives the blocks that lie wholly inside C (K a multiple of BK, N of 4) a tile loop with
-no bounds checks; it is a plain rung, loaded and run like matmul_6.
+no bounds checks; it is a plain rung, loaded and run like matmul_6. tile_loop(gl.driver_assembly(k.program))
+counts what the driver made of a rung's tile loop, where its program binary holds assembly text (NVIDIA).
 """
 
 from __future__ import annotations
@@ -238,3 +239,34 @@ def warm_up(ctx, fn, seconds: float = 0.3) -> None:
     while time.perf_counter() - start < seconds:
         fn()
         ctx.finish()
+
+
+ASSEMBLY_KINDS = {"MAD.F32": "vec4 multiply-add", "LDS": "shared-memory read", "STS": "shared-memory write",
+                  "LDB": "global load", "BAR": "barrier"}    # the instructions tile_loop counts, in NVIDIA's assembly
+
+
+def tile_loop(assembly: str) -> dict | None:
+    """The first loop (REP ... ENDREP) of a driver's assembly text (gl.driver_assembly), the tile loop of a
+    matmul rung: {"instructions": its length, "counts": {kind: instructions of each ASSEMBLY_KINDS kind},
+    "at": {kind: (first, last) instruction number of that kind, counted from the loop's start}}. None when
+    the text has no loop (the compiler unrolled every loop, or it is not NVIDIA's assembly)."""
+    lines = [line.strip() for line in assembly.splitlines()]
+    try:
+        start = next(i for i, line in enumerate(lines) if line.startswith("REP"))
+        end = next(i for i in range(start, len(lines)) if lines[i].startswith("ENDREP"))
+    except StopIteration:
+        return None
+    body = lines[start + 1:end]
+    at = {kind: [i for i, line in enumerate(body) if line.split(" ")[0].startswith(kind)] for kind in ASSEMBLY_KINDS}
+    return {"instructions": len(body), "counts": {kind: len(where) for kind, where in at.items()},
+            "at": {kind: (where[0], where[-1]) for kind, where in at.items() if where}}
+
+
+def loop_summary(loop: dict) -> str:
+    """tile_loop's answer in one line: its length, each kind's count, where the global loads and the
+    multiply-adds sit."""
+    counts, at = loop["counts"], loop["at"]
+    kinds = ", ".join(f"{counts[kind]} × {kind} ({what})" for kind, what in ASSEMBLY_KINDS.items())
+    places = "; ".join(f"{ASSEMBLY_KINDS[kind]}s at instructions {at[kind][0]}..{at[kind][1]}"
+                       for kind in ("LDB", "MAD.F32") if kind in at)
+    return f"{loop['instructions']} instructions: {kinds}; {places}"

@@ -147,3 +147,12 @@ def test_software_renderer_times_by_wall_clock(ctx):
     assert work > nothing > 0, f"a kernel doing work should take longer than an empty one: {work} vs {nothing}"
     for thing in (busy, idle, out):
         thing.release()
+
+
+def test_driver_assembly_is_nvidias_text_or_none(ctx):
+    program = gl.Kernel(ctx, "matmul_2_tiled.comp").program
+    text = gl.driver_assembly(program)
+    if "nvidia" in ctx.info["GL_VENDOR"].lower():
+        assert text is not None and text.startswith("!!NVcp5.0") and "MAD.F32" in text
+    else:
+        assert text is None or text.startswith("!!NV")

@@ -246,3 +246,28 @@ def test_table_gives_each_rung_its_share_of_cublas_at_every_size():
     text = bench_matmul.table(rows)
     assert "share of cuBLAS fp32 (same run):    1024    4096" in text
     assert "  matmul_6_subgroup               50.0%   50.0%" in text
+
+
+def test_tile_loop_counts_the_first_loop_of_the_assembly():
+    text = "!!NVcp5.0\nLDB.F32 R0.x, sbo_buf0[R1.x];\nREP.S ;\nLDS.F32X4 R1, shared_mem[R0.x];\n" \
+           "MAD.F32 R2, R1.x, R1, R2;\nMAD.F32 R3, R1.y, R1, R3;\nLDB.F32X4 R4, sbo_buf1[R0.y];\n" \
+           "STS.F32X4 R4, shared_mem[R0.z];\nBAR ;\nENDREP;\nREP.S ;\nMAD.F32 R5, R1, R1, R5;\nENDREP;\n"
+    loop = matmul.tile_loop(text)
+    assert loop["instructions"] == 6
+    assert loop["counts"] == {"MAD.F32": 2, "LDS": 1, "STS": 1, "LDB": 1, "BAR": 1}
+    assert loop["at"]["MAD.F32"] == (1, 2) and loop["at"]["LDB"] == (3, 3)
+    summary = matmul.loop_summary(loop)
+    assert summary.startswith("6 instructions: 2 × MAD.F32") and "global loads at instructions 3..3" in summary
+    assert matmul.tile_loop("!!NVcp5.0\nMAD.F32 R0, R1, R1, R0;\n") is None
+
+
+def test_interior_tile_loop_holds_the_thread_tile_on_nvidia(ctx):
+    kernel = matmul.load(ctx, "matmul_9_interior.comp")
+    text = gl.driver_assembly(kernel.program)
+    if text is None:
+        pytest.skip("this driver's program binary holds no assembly text (NVIDIA's does)")
+    loop = matmul.tile_loop(text)     # the first loop: the interior blocks' tile loop
+    TM, TN, BK = (kernel.define(d) for d in ("TM", "TN", "BK"))
+    assert loop["counts"]["MAD.F32"] == BK * TM * TN // 4      # every output of the thread tile, every k
+    assert loop["counts"]["LDS"] == BK * (TM + TN) // 4        # a vec4 read per 4 rows of A, per 4 columns of B
+    assert loop["counts"]["BAR"] == 1

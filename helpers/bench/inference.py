@@ -31,7 +31,7 @@ from time import perf_counter
 
 import numpy as np
 
-from .. import check, data, reference, timing
+from .. import check, data, gl, reference, timing
 from ..forward import Forward
 from ..inference import BatchedForward
 from ..matmul import warm_up
@@ -121,19 +121,6 @@ _COPY_READ, _COPY_WRITE = 0x8F36, 0x8F37
 _MAP_WRITE, _MAP_PERSISTENT, _MAP_COHERENT, _CLIENT_STORAGE = 0x2, 0x40, 0x80, 0x200
 
 
-def _gl(ctx, name, restype, *argtypes):
-    """An OpenGL function ModernGL does not wrap, from the context's own loader (EGL or GLX), via ctypes."""
-    if (getattr(ctx, "extra", None) or {}).get("backend") == "egl":
-        loader = ctypes.CDLL("libEGL.so.1").eglGetProcAddress
-    else:
-        loader = ctypes.CDLL("libGL.so.1").glXGetProcAddressARB
-    loader.restype, loader.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
-    address = loader(name.encode())
-    if not address:
-        raise OSError(f"no {name} in this OpenGL")
-    return ctypes.CFUNCTYPE(restype, *argtypes)(address)
-
-
 class MappedStaging:
     """A staging buffer the CPU keeps mapped for its whole life (glBufferStorage with MAP_PERSISTENT |
     MAP_COHERENT): `array` is a NumPy view of it, and copy_to(buffer) has the GPU copy it into a kernel
@@ -144,17 +131,19 @@ class MappedStaging:
     def __init__(self, ctx, nbytes: int, threads: int = COPY_THREADS):
         u, sz = ctypes.c_uint, ctypes.c_ssize_t
         self.ctx, self.nbytes = ctx, int(nbytes)
-        self._bind = _gl(ctx, "glBindBuffer", None, u, u)
-        self._copy = _gl(ctx, "glCopyBufferSubData", None, u, u, sz, sz, sz)
-        self._delete = _gl(ctx, "glDeleteBuffers", None, ctypes.c_int, ctypes.POINTER(u))
-        self._flush = _gl(ctx, "glFlush", None)
+        self._bind = gl.function(ctx, "glBindBuffer", None, u, u)
+        self._copy = gl.function(ctx, "glCopyBufferSubData", None, u, u, sz, sz, sz)
+        self._delete = gl.function(ctx, "glDeleteBuffers", None, ctypes.c_int, ctypes.POINTER(u))
+        self._flush = gl.function(ctx, "glFlush", None)
         name = u(0)
-        _gl(ctx, "glGenBuffers", None, ctypes.c_int, ctypes.POINTER(u))(1, ctypes.byref(name))
+        gl.function(ctx, "glGenBuffers", None, ctypes.c_int, ctypes.POINTER(u))(1, ctypes.byref(name))
         self.name = name
         flags = _MAP_WRITE | _MAP_PERSISTENT | _MAP_COHERENT
         self._bind(_COPY_WRITE, name.value)
-        _gl(ctx, "glBufferStorage", None, u, sz, ctypes.c_void_p, u)(_COPY_WRITE, self.nbytes, None, flags | _CLIENT_STORAGE)
-        address = _gl(ctx, "glMapBufferRange", ctypes.c_void_p, u, sz, sz, u)(_COPY_WRITE, 0, self.nbytes, flags)
+        gl.function(ctx, "glBufferStorage", None, u, sz, ctypes.c_void_p, u)(_COPY_WRITE, self.nbytes, None,
+                                                                             flags | _CLIENT_STORAGE)
+        address = gl.function(ctx, "glMapBufferRange", ctypes.c_void_p, u, sz, sz, u)(_COPY_WRITE, 0, self.nbytes,
+                                                                                       flags)
         self._bind(_COPY_WRITE, 0)
         if not address:
             raise OSError("glMapBufferRange returned NULL")
@@ -209,7 +198,7 @@ class MappedStaging:
         self.pool.shutdown()
         self.array = None
         self._bind(_COPY_WRITE, self.name.value)
-        _gl(self.ctx, "glUnmapBuffer", ctypes.c_ubyte, ctypes.c_uint)(_COPY_WRITE)
+        gl.function(self.ctx, "glUnmapBuffer", ctypes.c_ubyte, ctypes.c_uint)(_COPY_WRITE)
         self._bind(_COPY_WRITE, 0)
         self._delete(1, ctypes.byref(self.name))
 
