@@ -22,7 +22,8 @@ NAME = re.compile(r"([a-z]+(?:_[a-z]+)*)_([1-9][0-9]*)_([a-z0-9]+)\.comp")
 SHADER_REFERENCE = re.compile(r"\b[a-z]+(?:_[a-z]+)*_\d+(?:_[a-z0-9]+)?\b")   # matmul_2_tiled, or a stale matmul_2
 # Sample sizes for every uniform and data size a banner names: awkward, not multiples of any tile.
 SIZES = dict(B=37, K=70, N=13, M=29, C=10, n=1001, start=5, slot=3, n_in=784, n_hidden=130, n_samples=1000,
-             batch_size=64, step=2, count=50, n_images=1200, n_groups=7, rounds=3, KS=24, pieces=3)
+             batch_size=64, step=2, count=50, n_images=1200, n_groups=7, rounds=3, KS=24, pieces=3,
+             steps=16, param_stride=102_808)
 
 
 def comments(source: str) -> str:

@@ -1,0 +1,123 @@
+"""The lookahead trainer: one SGD step of 784-H-10 in ONE dispatch. Introduced in notebook 07, section 13.
+
+FusedMLP needs two dispatches a step, because layer 1 of step t needs all of W1 after step t-1's update,
+and that update needs all of step t-1's dZ1. The update is known in closed form, though. With Xt = [X, 1]
+(a batch with a column of ones) and W = [W1; b1], SGD sets W_t = W_{t-1} - lr·Xt_{t-1}^T dZ1_{t-1}, so
+
+    Xt_t W_t = Xt_t W_{t-1} - lr·(Xt_t Xt_{t-1}^T)·dZ1_{t-1}
+
+Xt_t W_{t-1} (the long sum over 785 inputs) can be computed one dispatch early, and the batch-by-batch dot
+products Xt_t Xt_{t-1}^T depend only on the images: gram_1_lags.comp computes them for the whole epoch in one
+dispatch, once the epoch's order is known. What is left between two steps is a sum over the 128 samples of
+the batch, so train_3_lookahead.comp does in one dispatch what FusedMLP does in two (its banner has the
+three kinds of work group). The arithmetic is plain SGD's in another order of rounding: the weights agree
+with FusedMLP's to float32 rounding, and the same seed gives the same bits every run.
+
+    trainer = LookaheadMLP(ctx, reference.init_params(784, 128, 10, seed=0), X_train, y_train,
+                           optimizer=reference.SGD(0.3), batch_size=128, seed=0)
+    trainer.train(10)                     # mlp.Trainer's API: the same history, checks and evaluation
+
+An epoch is one gram dispatch, one dispatch before the first step (Q_0), one a step, and one after the last
+(the last update). The shader keeps two copies of the weights (a step reads one and writes the other), in
+buffer "weights"; "params" gets the newest copy at the end of every epoch, on the GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import gl
+from .fused_mlp import PREDICT, STORAGE_BARRIER, FusedMLP, N_OUT
+from .mlp import Trainer
+
+SHADER, GRAM = "train_3_lookahead.comp", "gram_1_lags.comp"
+BINDINGS = {"images": 0, "labels": 1, "order": 2, "weights": 3, "gram": 4, "dZ1": 7, "dlogits": 8, "losses": 9,
+            "Q": 12, "w2parts": 13}
+ALL_ROLES = 7   # the shader's `roles`: chain, W1 and Q groups (fewer only to time one kind alone)
+
+
+class LookaheadMLP(Trainer):
+    """784-H-10 SGD training with train_3_lookahead.comp, one dispatch a step (module docstring); the API is
+    mlp.Trainer's. H must be a multiple of 4; defines override the shader's tunables (RC, S)."""
+
+    BINDINGS = BINDINGS
+    dispatches_per_step = 1
+
+    def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
+                 seed: int = 0, check_every: int = 50, defines: dict | None = None):
+        super().__init__(ctx, params, images, labels, optimizer=optimizer, batch_size=batch_size, seed=seed,
+                         check_every=check_every)
+        if self.kind != "SGD":
+            raise TypeError(f"LookaheadMLP trains with reference.SGD only (its identity is plain SGD's update), "
+                            f"not {self.kind}: use fused_mlp.FusedMLP for momentum or Adam")
+        if self.C != N_OUT or self.K % 4 or self.H % 4:
+            raise ValueError(f"{SHADER} trains n_in-H-{N_OUT} nets with n_in and H multiples of 4; "
+                             f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
+        self.B_PAD = -(-self.batch_size // 32) * 32   # the shader's batch rows: a multiple of its 32-row tiles
+        sizes = dict(N_IN=self.K, HIDDEN=self.H, B_PAD=self.B_PAD)
+        self.defines = dict(sizes, **(defines or {}))
+        self.kernel = gl.Kernel(ctx, SHADER, self.defines)
+        self.gram = gl.Kernel(ctx, GRAM, dict(N_IN=self.K, B_PAD=self.B_PAD))
+        self.predictor = gl.Kernel(ctx, PREDICT, dict(MAX_IN=self.K, MAX_H=self.H, VEC4=1, S=1))
+        self.kernels = {"train": self.kernel, "gram": self.gram, "predict": self.predictor}
+        self.groups = self.kernel.groups()
+        self.stride = -(-self.n_params // 4) * 4   # floats between the two copies of the weights (16-byte aligned)
+        self.arrays["weights"] = gl.empty(ctx, (2, self.stride), name="weights (two copies)", fill=0.0)
+        if self.n:
+            B, H, S, RC = self.B_PAD, self.H, self.kernel.define("S"), self.kernel.define("RC")
+            self.arrays["gram"] = gl.empty(ctx, (self.steps_per_epoch, 2, B, B), name="gram")
+            self.arrays["Q"] = gl.empty(ctx, (2, S + 1, B, H), name="Q (the next step's layer 1, in parts)")
+            self.handed = {"dZ1": (2, B, H), "dlogits": (2, B, N_OUT), "w2parts": (2, B // RC, (H + 1) * N_OUT)}
+            for name, shape in self.handed.items():
+                self.arrays[name] = gl.empty(ctx, shape, name=name, fill=0.0)
+            self.arrays["losses"] = gl.empty(ctx, (self.n,), name="losses")
+            for kernel in (self.kernel, self.gram):
+                kernel.set(n_samples=self.n, batch_size=self.batch_size, steps=self.steps_per_epoch)
+            self.kernel.set(param_stride=self.stride, roles=ALL_ROLES, step=-1)
+            self.gram_groups = self.gram.groups(steps=self.steps_per_epoch)
+        self.set_hyperparameters()
+        self._u_step = self.kernel.program["step"]
+
+    def set_hyperparameters(self) -> None:
+        """The learning rate into the shader's uniform (float32, as NumPy's)."""
+        self.kernel.set(**self.hyperparameters())
+
+    def dispatch(self, step: int) -> None:
+        """One dispatch of the shader for `step` (-1: before the first step, steps_per_epoch: after the last),
+        then a barrier."""
+        self._u_step.value = step
+        self.kernel.program.run(*self.groups)
+        self.ctx.memory_barrier(STORAGE_BARRIER)
+
+    def start_epoch(self, epoch: int, order=None) -> None:
+        """mlp.Trainer.start_epoch (the order, the bindings), then, all on the GPU: both copies of the weights
+        from params, what a step hands the next back to zeros, the epoch's gram dispatch, and Q_0."""
+        super().start_epoch(epoch, order)
+        params, weights = self.arrays["params"], self.arrays["weights"]
+        for copy in (0, 1):
+            self.ctx.copy_buffer(weights.buffer, params.buffer, params.nbytes, write_offset=copy * self.stride * 4)
+        for name, shape in self.handed.items():
+            self.write(name, np.zeros(shape, np.float32))
+        self.gram.program.run(*self.gram_groups)
+        self.ctx.memory_barrier(STORAGE_BARRIER)
+        self.dispatch(-1)
+
+    def step(self, s: int) -> None:
+        """Queue step s of the current epoch: one dispatch and one barrier; after the last step one more
+        (the last update), then the newest weights are copied into params on the GPU."""
+        self.dispatch(s)
+        self._counts["steps"] += 1
+        if s == self.steps_per_epoch - 1:
+            last = self.steps_per_epoch
+            self.dispatch(last)
+            self.ctx.memory_barrier()   # the shader's writes, for the copy
+            self.ctx.copy_buffer(self.arrays["params"].buffer, self.arrays["weights"].buffer, self.n_params * 4,
+                                 read_offset=(last % 2) * self.stride * 4)
+
+    def dispatches(self, s: int = 0) -> list:
+        """[(Kernel, groups)] of a step: one dispatch."""
+        return [(self.kernel, self.groups)]
+
+    # the same losses buffer and predictor as FusedMLP
+    loss_sums = FusedMLP.loss_sums
+    predict = FusedMLP.predict
