@@ -13,6 +13,8 @@ torch.cuda.synchronize(), JAX's block_until_ready):
   * both nets with the forward pass split over hidden units (fused_forward_3_split, notebook 07);
   * both nets in three dispatches a step, layer 1 as a tiled product shared by RB samples
     (FusedMLP(tiled_hidden=True): fused_hidden_1_tiled, fused_head_1_xent, then the backward);
+  * 784-128-10 SGD in one dispatch a step (LookaheadMLP, train_3_lookahead.comp), and
+    its three kinds of work group timed alone;
   * both nets as one persistent dispatch per check_every steps (PersistentMLP, train_1_persistent.comp,
     notebook 07), or the error that stopped it (a grid barrier gave up: not every work group resident);
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
@@ -35,6 +37,7 @@ import numpy as np
 from .. import data, fused_mlp, gl, matmul, reference, timing
 from . import profile
 from ..gpu_mlp import GPUTrainer
+from ..lookahead_mlp import LookaheadMLP
 from ..persistent_mlp import OneBarrierMLP, PersistentMLP
 from .profile import empty_epochs, epoch_phases, profile_step, time_epochs
 from .jax_epoch import jax_rows
@@ -206,6 +209,7 @@ def run(ctx, quick: bool) -> list[dict]:
     for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
         rows.append(persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps))
     rows.append(persistent_row(ctx, reference.SGD(LR), HIDDEN, images, labels, orders, repeat, steps, OneBarrierMLP))
+    rows += lookahead_rows(ctx, images, labels, orders, repeat, steps)
 
     # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
     unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
@@ -280,13 +284,32 @@ def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps
                 groups=trainer.groups[0], persistent=trainer.persistent)
 
 
+def lookahead_rows(ctx, images, labels, orders, repeat, steps) -> list[dict]:
+    """784-128-10 SGD with one dispatch a step (LookaheadMLP, train_3_lookahead.comp):
+    the epoch as the other rows time it, then the same epochs with one kind of work group alone (the shader's
+    `roles`; the weights are then wrong, so these rows have no loss, and the loss checks read the full epoch's
+    losses still in the buffer) and with none (the epoch's gram dispatch and the empty step dispatches)."""
+    trainer = LookaheadMLP(ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels,
+                           optimizer=reference.SGD(LR), batch_size=BATCH, seed=0)
+    times, losses = timed_epochs(trainer, orders, repeat)
+    rows = [_row(f"lookahead 784-{HIDDEN}-10 SGD", times, dispatches_per_step=1, barriers_per_step=1, steps=steps,
+                 loss=losses[-1], groups=trainer.groups[0])]
+    for roles, what in ((1, "chain groups"), (2, "W1 groups"), (4, "Q groups"), (0, "no groups' work")):
+        trainer.kernel.set(roles=roles)
+        times, _ = timed_epochs(trainer, orders, repeat)
+        rows.append(_row(f"lookahead 784-{HIDDEN}-10, {what} alone (weights wrong)", times, dispatches_per_step=1,
+                         barriers_per_step=1, steps=steps))
+    trainer.release()
+    return rows
+
+
 def against_jax(rows: list[dict], wide: int) -> list[str]:
     """The fastest GLSL epoch of each net against JAX's rows of the same run, as issue #12's goals put it
     (784-128-10: <= 6 ms and 2x JAX fp32; 784-800-10: <= 12 ms and 1.7x; both faster than JAX's default)."""
     lines = []
     for hidden, limit, factor in ((HIDDEN, 6.0, 2.0), (wide, 12.0, 1.7)):
-        ours = [r for r in rows if r["name"].startswith(("fused", "persistent")) and f"784-{hidden}-10" in r["name"]
-                and "ms" in r]
+        ours = [r for r in rows if r["name"].startswith(("fused", "persistent", "lookahead")) and f"784-{hidden}-10" in r["name"]
+                and "ms" in r and "alone" not in r["name"]]
         jax = {r["precision"]: r for r in rows if r["name"].startswith("JAX") and f"784-{hidden}-10" in r["name"]}
         if not ours:
             continue
