@@ -25,15 +25,13 @@ buffer "weights"; "params" gets the newest copy at the end of every epoch, on th
 
 from __future__ import annotations
 
-import numpy as np
-
 from . import gl
 from .fused_mlp import PREDICT, STORAGE_BARRIER, FusedMLP, N_OUT
 from .mlp import Trainer
 
 SHADER, GRAM = "train_3_lookahead.comp", "gram_1_lags.comp"
-BINDINGS = {"images": 0, "labels": 1, "order": 2, "weights": 3, "gram": 4, "dZ1": 7, "dlogits": 8, "losses": 9,
-            "Q": 12, "w2parts": 13}
+BINDINGS = {"images": 0, "labels": 1, "order": 2, "weights": 3, "gram": 4, "dZ1": 7, "losses": 9, "Q": 12,
+            "w2parts": 13}
 ALL_ROLES = 7   # the shader's `roles`: chain, W1 and Q groups (fewer only to time one kind alone)
 
 
@@ -68,9 +66,8 @@ class LookaheadMLP(Trainer):
             B, H, S, RC = self.B_PAD, self.H, self.kernel.define("S"), self.kernel.define("RC")
             self.arrays["gram"] = gl.empty(ctx, (self.steps_per_epoch, 2, B, B), name="gram")
             self.arrays["Q"] = gl.empty(ctx, (2, S + 1, B, H), name="Q (the next step's layer 1, in parts)")
-            self.handed = {"dZ1": (2, B, H), "dlogits": (2, B, N_OUT), "w2parts": (2, B // RC, (H + 1) * N_OUT)}
-            for name, shape in self.handed.items():
-                self.arrays[name] = gl.empty(ctx, shape, name=name, fill=0.0)
+            self.arrays["dZ1"] = gl.empty(ctx, (2, B, H), name="dZ1", fill=0.0)   # finite: a 0 times it is 0
+            self.arrays["w2parts"] = gl.empty(ctx, (2, B // RC, (H + 1) * N_OUT), name="w2parts")
             self.arrays["losses"] = gl.empty(ctx, (self.n,), name="losses")
             for kernel in (self.kernel, self.gram):
                 kernel.set(n_samples=self.n, batch_size=self.batch_size, steps=self.steps_per_epoch)
@@ -92,13 +89,11 @@ class LookaheadMLP(Trainer):
 
     def start_epoch(self, epoch: int, order=None) -> None:
         """mlp.Trainer.start_epoch (the order, the bindings), then, all on the GPU: both copies of the weights
-        from params, what a step hands the next back to zeros, the epoch's gram dispatch, and Q_0."""
+        from params, the epoch's gram dispatch, and step -1 (Q_0, and zeros handed to step 0)."""
         super().start_epoch(epoch, order)
         params, weights = self.arrays["params"], self.arrays["weights"]
         for copy in (0, 1):
             self.ctx.copy_buffer(weights.buffer, params.buffer, params.nbytes, write_offset=copy * self.stride * 4)
-        for name, shape in self.handed.items():
-            self.write(name, np.zeros(shape, np.float32))
         self.gram.program.run(*self.gram_groups)
         self.ctx.memory_barrier(STORAGE_BARRIER)
         self.dispatch(-1)

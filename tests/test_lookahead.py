@@ -4,7 +4,7 @@ plain SGD in NumPy (float64).
 One dispatch a step computes layer 1 of step t from Q_t (computed a dispatch early) and the dot products of
 step t's images with step t-1's; the weights must still be plain SGD's, to float32 rounding. Awkward shapes:
 hidden sizes 36 (not a multiple of the 32-unit tiles) and 8, batches of 37 (padded to 64 rows) and 64, epochs
-whose last batch is a leftover, n_in 20 and 784; the gram and Q buffers start as NaN, so anything read
+whose last batch is a leftover, n_in 20 and 784; the gram, Q and w2parts buffers start as NaN, so anything read
 before it is written shows.
 """
 
