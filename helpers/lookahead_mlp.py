@@ -1,5 +1,5 @@
 """The lookahead trainer: one SGD step of 784-H-10 in ONE dispatch. Timed by `python -m helpers.bench fused`
-(its lookahead rows); no notebook teaches it yet.
+(its lookahead rows); notebook 07, section 13, teaches it.
 
 FusedMLP needs two dispatches a step, because layer 1 of step t needs all of W1 after step t-1's update,
 and that update needs all of step t-1's dZ1. The update is known in closed form, though. With Xt = [X, 1]

@@ -60,7 +60,7 @@ def epoch_rows(rows: list[dict], label: str) -> list[str]:
         extra = ""
         per_step = r.get("dispatches_per_step")
         if per_step is not None:  # a persistent kernel: one dispatch for many steps
-            extra = (f", {per_step} dispatches a step" if per_step >= 1 else
+            extra = (f", {per_step} dispatch{'es' if per_step > 1 else ''} a step" if per_step >= 1 else
                      f", 1 dispatch per {round(1 / per_step)} steps")
         out.append(f"| {label}: {r['name']} | {_ms(seconds)}{extra} | {r.get('clock', '')} |")
     return out
