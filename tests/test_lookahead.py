@@ -27,7 +27,7 @@ def make_data(n, n_in, seed=7):
 @pytest.mark.parametrize("n, batch", [(130, 37), (400, 150)])
 def test_gram_matches_numpy(ctx, n, batch):
     """gram[t, l] = Xt(t) @ Xt(t-1-l).T with a column of ones; zeros before the epoch and past a batch; batch 37
-    pads to 64 rows (one 128-column tile holds both lags), batch 150 to 160 (tiles straddle the lags)."""
+    pads to 64 rows (one 64-column tile a lag), batch 150 to 160 (64-column tiles straddle the two lags)."""
     images, labels, X = make_data(n, 784)
     trainer = LookaheadMLP(ctx, reference.init_params(784, 8, 10, seed=0), images, labels, batch_size=batch, seed=3)
     trainer.start_epoch(0)

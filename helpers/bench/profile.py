@@ -45,7 +45,8 @@ def epoch_seconds(trainer, epochs: int, warmup: int = 1) -> list[float]:
     `warmup` untimed epochs. A GPU that was mostly idle runs at a low clock, and an epoch or two of training
     did not always bring the H100's back (notebook 04, section 13, samples it). The epochs' sample orders
     are drawn before the clock starts, as `python -m helpers.bench fused` draws them: drawing one
-    (reference.epoch_order) is CPU work while the GPU waits, not part of the epoch's GPU work. It trains: save and restore the weights around it if they matter."""
+    (reference.epoch_order) is CPU work while the GPU waits, not part of the epoch's GPU work. It trains:
+    save and restore the weights around it if they matter."""
     orders = [reference.epoch_order(trainer.n, e, trainer.seed) for e in range(warmup + epochs)]
     trainer.start_epoch(0)
     warm_up(trainer.ctx, lambda: trainer.step(0))
