@@ -103,9 +103,11 @@ def test_epoch_seconds_warms_the_gpu_up_before_it_times(ctx, monkeypatch):
     trainer = GPUTrainer(ctx, reference.init_params(784, 20, 10, seed=1), images, labels, batch_size=32)
     events = []
     monkeypatch.setattr(profile, "warm_up", lambda ctx_, issue_step, seconds=None: events.append(("warm_up", ctx_)))
-    monkeypatch.setattr(trainer, "run_epoch", lambda e, order: events.append(("epoch", e, order.tolist())))
-    times = profile.epoch_seconds(trainer, epochs=2)
+    monkeypatch.setattr(trainer, "run_epoch", lambda e, order: events.append(("epoch", e, order.tolist())) or 0.5 + e)
+    losses = []
+    times = profile.epoch_seconds(trainer, epochs=2, losses=losses)
     trainer.release()
+    assert losses == [0.5, 1.5, 2.5]   # every epoch's mean loss, the untimed one first
     # each epoch gets the order the trainer would draw itself, drawn before the clock started
     orders = [reference.epoch_order(40, e, trainer.seed).tolist() for e in range(3)]
     assert events == [("warm_up", ctx)] + [("epoch", e, orders[e]) for e in range(3)] and len(times) == 2

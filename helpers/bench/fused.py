@@ -170,7 +170,7 @@ def run(ctx, quick: bool) -> list[dict]:
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                                      optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split,
                                      tiled_hidden=tiled, blocked=blocked)
-        times, losses = timed_epochs(trainer, orders, epochs)
+        times, losses = timed_epochs(trainer, epochs)
         kind = type(optimizer).__name__
         way = (" blocked" if blocked else "") + (" split" if split else " 3-pass" if tiled else "")
         row = _row(name or f"fused{way} 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
@@ -207,9 +207,9 @@ def run(ctx, quick: bool) -> list[dict]:
     # the persistent kernels (notebook 07): one dispatch per check_every steps, two grid barriers a step, or
     # one (train_2, whose every group holds all of W2: the small net only)
     for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
-        rows.append(persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps))
-    rows.append(persistent_row(ctx, reference.SGD(LR), HIDDEN, images, labels, orders, repeat, steps, OneBarrierMLP))
-    rows += lookahead_rows(ctx, images, labels, orders, repeat, steps)
+        rows.append(persistent_row(ctx, optimizer, hidden, images, labels, repeat, steps))
+    rows.append(persistent_row(ctx, reference.SGD(LR), HIDDEN, images, labels, repeat, steps, OneBarrierMLP))
+    rows += lookahead_rows(ctx, images, labels, repeat, steps)
 
     # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
     unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
@@ -255,18 +255,14 @@ def run(ctx, quick: bool) -> list[dict]:
     return rows
 
 
-def timed_epochs(trainer, orders, epochs: int) -> tuple[list[float], list[float]]:
-    """Seconds and mean losses of `epochs` epochs of a trainer (orders[e] the order of epoch e), after 0.6 s
-    of warm-up steps (an idle GPU's clock is low for half a second) and one untimed epoch."""
+def timed_epochs(trainer, epochs: int) -> tuple[list[float], list[float]]:
+    """Seconds and mean losses of `epochs` epochs of a trainer, timed by profile.epoch_seconds as the notebooks
+    time them (a warm-up first, the orders reference.epoch_order draws, drawn before the clock starts)."""
     losses = []
-    trainer.start_epoch(0)
-    profile.warm_up(trainer.ctx, lambda: trainer.step(0))
-    times = time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e % len(orders)])),
-                        trainer.ctx.finish, epochs)
-    return times, losses
+    return profile.epoch_seconds(trainer, epochs, losses=losses), losses
 
 
-def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps, cls=PersistentMLP) -> dict:
+def persistent_row(ctx, optimizer, hidden, images, labels, repeat, steps, cls=PersistentMLP) -> dict:
     """An epoch of PersistentMLP (train_1_persistent.comp) or another persistent trainer class, or a row with
     the error that stopped it."""
     kind = "" if cls is PersistentMLP else "one-barrier "
@@ -274,7 +270,7 @@ def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps
     trainer = cls(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
                             optimizer=optimizer, batch_size=BATCH, seed=0)
     try:
-        times, losses = timed_epochs(trainer, orders, repeat)
+        times, losses = timed_epochs(trainer, repeat)
     except RuntimeError as exc:  # a grid barrier gave up: not every work group was resident
         return {"name": name, "error": str(exc).split(":")[0] + f" ({trainer.groups[0]} work groups)"}
     finally:
@@ -284,19 +280,19 @@ def persistent_row(ctx, optimizer, hidden, images, labels, orders, repeat, steps
                 groups=trainer.groups[0], persistent=trainer.persistent)
 
 
-def lookahead_rows(ctx, images, labels, orders, repeat, steps) -> list[dict]:
+def lookahead_rows(ctx, images, labels, repeat, steps) -> list[dict]:
     """784-128-10 SGD with one dispatch a step (LookaheadMLP, train_3_lookahead.comp):
     the epoch as the other rows time it, then the same epochs with one kind of work group alone (the shader's
     `roles`; the weights are then wrong, so these rows have no loss, and the loss checks read the full epoch's
     losses still in the buffer) and with none (the epoch's gram dispatch and the empty step dispatches)."""
     trainer = LookaheadMLP(ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels,
                            optimizer=reference.SGD(LR), batch_size=BATCH, seed=0)
-    times, losses = timed_epochs(trainer, orders, repeat)
+    times, losses = timed_epochs(trainer, repeat)
     rows = [_row(f"lookahead 784-{HIDDEN}-10 SGD", times, dispatches_per_step=1, barriers_per_step=1, steps=steps,
                  loss=losses[-1], groups=trainer.groups[0])]
     for roles, what in ((1, "chain groups"), (2, "W1 groups"), (4, "Q groups"), (0, "no groups' work")):
         trainer.kernel.set(roles=roles)
-        times, _ = timed_epochs(trainer, orders, repeat)
+        times, _ = timed_epochs(trainer, repeat)
         rows.append(_row(f"lookahead 784-{HIDDEN}-10, {what} alone (weights wrong)", times, dispatches_per_step=1,
                          barriers_per_step=1, steps=steps))
     trainer.release()

@@ -40,17 +40,20 @@ def time_epochs(run_epoch, finish, epochs: int, warmup: int = 1) -> list[float]:
     return times
 
 
-def epoch_seconds(trainer, epochs: int, warmup: int = 1) -> list[float]:
+def epoch_seconds(trainer, epochs: int, warmup: int = 1, losses: list | None = None) -> list[float]:
     """Seconds of `epochs` of the trainer's epochs back to back, after `warm_up`'s sustained steps and
     `warmup` untimed epochs. A GPU that was mostly idle runs at a low clock, and an epoch or two of training
     did not always bring the H100's back (notebook 04, section 13, samples it). The epochs' sample orders
     are drawn before the clock starts, as `python -m helpers.bench fused` draws them: drawing one
-    (reference.epoch_order) is CPU work while the GPU waits, not part of the epoch's GPU work. It trains:
-    save and restore the weights around it if they matter."""
+    (reference.epoch_order) is CPU work while the GPU waits, not part of the epoch's GPU work. losses: a list
+    that gets every epoch's mean loss, the untimed ones first. It trains: save and restore the weights around
+    it if they matter."""
     orders = [reference.epoch_order(trainer.n, e, trainer.seed) for e in range(warmup + epochs)]
+    losses = [] if losses is None else losses
     trainer.start_epoch(0)
     warm_up(trainer.ctx, lambda: trainer.step(0))
-    return time_epochs(lambda e: trainer.run_epoch(e, order=orders[e]), trainer.ctx.finish, epochs, warmup)
+    return time_epochs(lambda e: losses.append(trainer.run_epoch(e, order=orders[e])), trainer.ctx.finish,
+                       epochs, warmup)
 
 
 def warm_up(ctx, issue_step, seconds: float | None = None) -> None:
