@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import Path
 
+from .bench import goals as bench_goals
 from .bench import matmul as bench_matmul
 from .bench import products as bench_products
 
@@ -99,6 +100,8 @@ def table(record: dict) -> str:
         lines += epoch_rows(benches["fused"], "one MNIST epoch, batch 128")
     if "products" in benches:
         lines += products_rows(benches["products"])
+    if bench_goals.scorecard(record):
+        lines += ["", "### Issue #12's goals", "", bench_goals.table(record)]
     return "\n".join(lines)
 
 

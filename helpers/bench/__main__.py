@@ -48,6 +48,9 @@ def main(argv=None) -> int:
         module = importlib.import_module(f"helpers.bench.{name}")
         print(f"\n== {name}")
         record["benches"][name] = module.run(ctx, quick)
+    from .goals import scorecard, table     # issue #12's goals, judged on what this run measured
+    if scorecard(record):
+        print("\n" + table(record))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(record, indent=1, default=float) + "\n")
