@@ -52,7 +52,8 @@ def upload_goal(rows: list[dict]) -> list[dict]:
     reason = "no row of the CPU copy alone in this run"
     if alone:
         reason = (f"the CPU copy alone, NumPy into the mapped buffer with no GPU work, reaches "
-                  f"{alone['gbps'] / ceiling['gbps']:.0%} of the ceiling: no upload from a NumPy array here beats it")
+                  f"{alone['gbps'] / ceiling['gbps']:.0%} of the ceiling, and the pipelined upload overlaps the GPU's "
+                  "copies with that CPU copy, so it cannot beat it")
         if kept:
             reason += f"; images already in mapped memory (as the ceiling's are in pinned memory) go at " \
                       f"{kept['gbps'] / ceiling['gbps']:.0%}"
