@@ -50,6 +50,11 @@ EPOCH_GOALS = ((6.0, 2.0), (12.0, 1.7))   # issue #12, on the H100: (epoch ms at
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "bench-h100.json"
 
 
+def wide_hidden(quick: bool) -> int:
+    """The wide net's hidden size: WIDE, or 256 in QUICK mode (a software renderer)."""
+    return 256 if quick else WIDE
+
+
 def _row(name: str, times: list[float], **extra) -> dict:
     return {"name": name, "ms": 1e3 * statistics.median(times), "min_ms": 1e3 * min(times), "epochs": len(times),
             "clock": CLOCK, **extra}
@@ -195,7 +200,7 @@ def run(ctx, quick: bool) -> list[dict]:
         t, row = fused(optimizer)
         rows.append(row)
         t.release()
-    wide = WIDE if not quick else 256
+    wide = wide_hidden(quick)
     t, row = fused(reference.Momentum(0.2, 0.9), hidden=wide, epochs=repeat)  # notebook 05's recipe
     rows.append(row)
     t.release()
@@ -505,7 +510,7 @@ def sweep(ctx, quick: bool) -> dict:
         print(f"grid barrier, {groups:4d} groups of 256: {1e6 * result['per_barrier']:7.2f} µs a barrier, "
               f"flags {result['flags']}, most polls {result['max_polls']}, slots ok {result['slots_ok']}")
     out["anatomy"], out["kernels"], out["epochs"] = {}, [], []
-    for hidden, optimizer in ((HIDDEN, reference.SGD(LR)), (WIDE if not quick else 256, reference.Momentum(0.2, 0.9))):
+    for hidden, optimizer in ((HIDDEN, reference.SGD(LR)), (wide_hidden(quick), reference.Momentum(0.2, 0.9))):
         def make(forward=None, backward=None, way="fused", head=None, blocked=False):  # way: fused, split, 3-pass
             tiled = way == "3-pass"  # forward: the tunables of the step's first dispatch
             return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,

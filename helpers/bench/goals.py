@@ -16,9 +16,6 @@ from pathlib import Path
 
 from . import fused, inference, matmul, products
 
-UPLOAD_ROWS = ("upload float32 into existing", "upload float32 via")   # the uploads from a NumPy array
-
-
 def _goal(goal: str, measured: str, met: bool, reason: str, shown: str) -> dict:
     return {"goal": goal, "measured": measured, "met": bool(met), "reason": "" if met else reason, "shown": shown}
 
@@ -28,11 +25,10 @@ def matmul_goals(rows: list[dict]) -> list[dict]:
     out = []
     for g in matmul.goal_rows(rows):
         reason = "no matmul_6_subgroup row without its global loads in this run"
-        if g["without_loads"] is not None and g["matmul_6"] is not None:
-            won = (g["share"] - g["matmul_6"]) / (g["without_loads"] - g["matmul_6"])
+        if g["won_back"] is not None:
             reason = (f"the global loads that double buffering does not hide: matmul_6_subgroup reaches "
                       f"{g['matmul_6']:.0%} with them and {g['without_loads']:.0%} without (LOADS 0); "
-                      f"{g['best']} wins back {won:.0%} of that difference")
+                      f"{g['best']} wins back {g['won_back']:.0%} of that difference")
         out.append(_goal(f"matmul {g['size']}³ >= {g['goal']:.0%} of cuBLAS fp32", f"{g['best']} {g['share']:.0%}",
                          g["met"], reason, "notebook 03, the matmul goals"))
     return out
@@ -41,14 +37,13 @@ def matmul_goals(rows: list[dict]) -> list[dict]:
 def upload_goal(rows: list[dict]) -> list[dict]:
     """The fastest float32 upload from a NumPy array as a share of the pinned-copy ceiling of the same run."""
     get = {r["what"]: r for r in rows if r.get("seconds")}
-    ceiling = get.get(inference.CEILING)
-    uploads = [r for r in get.values() if r["what"].startswith(UPLOAD_ROWS)]
-    if ceiling is None or not uploads:
+    ceiling, best = get.get(inference.CEILING), inference.fastest_upload(rows)
+    if ceiling is None or best is None:
         return []
-    best = max(uploads, key=lambda r: r["gbps"])
     share = best["gbps"] / ceiling["gbps"]
+    # by its start: the row's name holds the thread count of the machine that ran it
     alone = next((r for what, r in get.items() if what.startswith("CPU copy alone")), None)
-    kept = get.get("GPU copy from a mapped buffer already holding the images")
+    kept = get.get(inference.KEPT)
     reason = "no row of the CPU copy alone in this run"
     if alone:
         reason = (f"the CPU copy alone, NumPy into the mapped buffer with no GPU work, reaches "
@@ -110,8 +105,7 @@ def scorecard(record: dict) -> list[dict]:
     benches = record["benches"]
     out = []
     if "fused" in benches:
-        wide = 256 if record.get("quick") else fused.WIDE
-        for hidden, (limit, factor) in zip((fused.HIDDEN, wide), fused.EPOCH_GOALS):
+        for hidden, (limit, factor) in zip((fused.HIDDEN, fused.wide_hidden(record.get("quick"))), fused.EPOCH_GOALS):
             out += epoch_goals(benches["fused"], benches.get("products", []), hidden, limit, factor)
     if "matmul" in benches:
         out += matmul_goals(benches["matmul"])

@@ -341,7 +341,8 @@ GOALS = {1024: 0.75, 2048: 0.90, 4096: 0.85}   # issue #12: a rung's share of cu
 def goal_rows(rows: list[dict]) -> list[dict]:
     """Issue #12's matmul goals judged on one run's rows, one dict per size of GOALS that has cuBLAS and a
     rung: goal, the fastest rung and its share of cuBLAS, whether that meets the goal, and matmul_6_subgroup's
-    share with and without its global loads (the NO_LOADS row; None where the run has none)."""
+    share with and without its global loads (the NO_LOADS row; None where the run has none), and won_back: the
+    share of that difference the fastest rung recovers ((best - matmul_6) / (without - matmul_6); None without both)."""
     seconds = {(r["impl"], r["size"]): r["seconds"] for r in rows}
     out = []
     for n, goal in GOALS.items():
@@ -354,8 +355,10 @@ def goal_rows(rows: list[dict]) -> list[dict]:
 
         def share(impl):
             return cublas / seconds[impl, n] if (impl, n) in seconds else None
+        m6, without = share("matmul_6_subgroup"), share(NO_LOADS)
+        won_back = None if None in (m6, without) or without == m6 else (share(best) - m6) / (without - m6)
         out.append({"size": n, "goal": goal, "best": best, "share": share(best), "met": share(best) >= goal,
-                    "matmul_6": share("matmul_6_subgroup"), "without_loads": share(NO_LOADS)})
+                    "matmul_6": m6, "without_loads": without, "won_back": won_back})
     return out
 
 
