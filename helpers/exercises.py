@@ -1,4 +1,4 @@
-"""Shader exercises that check themselves. Introduced in notebook 02; notebooks 02 to 05 each have some.
+"""Shader exercises that check themselves. Introduced in notebook 02; notebooks 02 to 06 each have some.
 
 Starters are in notebooks/exercises/ (its README.md lists them). Copy one, fill in its `// TODO`s, check
 your copy from a notebook cell (the notebooks run in notebooks/):
@@ -105,7 +105,7 @@ def _bias_relu(rng, define, B, K, N):
                 (groups(N, define("LOCAL_X")), groups(B, define("LOCAL_Y")), 1))
 
 
-@_exercise("03_tiled", "C = A·B through TILE×TILE tiles in shared memory", {0: "A", 1: "B", 2: "C"}, 2,
+@_exercise("04_tiled", "C = A·B through TILE×TILE tiles in shared memory", {0: "A", 1: "B", 2: "C"}, 2,
            [dict(M=1, K=1, N=1), dict(M=1, K=300, N=77), dict(M=37, K=13, N=70), dict(M=77, K=300, N=1),
             dict(M=129, K=257, N=65), dict(M=256, K=512, N=300)],
            needs=((r"\bshared\b", "no `shared` array: the exercise is to stage tiles of A and B in shared memory"),
@@ -127,7 +127,7 @@ def _unpack_u8(rng, define, B, K):
                 (groups(words_per_row, define("LOCAL_X")), groups(B, define("LOCAL_Y")), 1))
 
 
-@_exercise("03_splitk_pieces", "P[z] = A[:, z*KS:(z+1)*KS] @ B[z*KS:(z+1)*KS, :]: the pieces of a split-K matmul",
+@_exercise("04_splitk_pieces", "P[z] = A[:, z*KS:(z+1)*KS] @ B[z*KS:(z+1)*KS, :]: the pieces of a split-K matmul",
            {0: "A", 1: "B", 2: "P"}, 2,
            [dict(M=1, K=1, N=1, KS=1), dict(M=37, K=70, N=13, KS=16), dict(M=1, K=300, N=77, KS=300),
             dict(M=77, K=300, N=1, KS=7), dict(M=129, K=257, N=65, KS=64), dict(M=200, K=1024, N=300, KS=256)])
@@ -138,7 +138,7 @@ def _splitk_pieces(rng, define, M, K, N, KS):
                 (groups(N, define("LOCAL_X")), groups(M, define("LOCAL_Y")), len(pieces)))
 
 
-@_exercise("04_xent_grad", "dlogits = (softmax(logits) - onehot(labels)) / B",
+@_exercise("05_xent_grad", "dlogits = (softmax(logits) - onehot(labels)) / B",
            {0: "logits", 1: "labels", 2: "dlogits"}, 2,
            [dict(B=1, C=10, scale=1), dict(B=37, C=10, scale=3), dict(B=130, C=13, scale=1),
             dict(B=5, C=3, scale=100), dict(B=4099, C=10, scale=5)])
@@ -149,7 +149,7 @@ def _xent_grad(rng, define, B, C, scale):
     return Case({0: z, 1: labels}, dict(B=B, C=C), d / B, (groups(B, define("LOCAL")), 1, 1))
 
 
-@_exercise("04_relu_backward", "dZ = (dY·Wᵀ) ⊙ (A > 0)", {0: "dY", 1: "W", 2: "A", 3: "dZ"}, 3,
+@_exercise("05_relu_backward", "dZ = (dY·Wᵀ) ⊙ (A > 0)", {0: "dY", 1: "W", 2: "A", 3: "dZ"}, 3,
            [dict(B=1, H=128, C=10), dict(B=37, H=70, C=13), dict(B=130, H=17, C=10), dict(B=16, H=33, C=1),
             dict(B=512, H=300, C=10)])
 def _relu_backward(rng, define, B, H, C):
@@ -158,7 +158,7 @@ def _relu_backward(rng, define, B, H, C):
                 (groups(H, define("LOCAL_X")), groups(B, define("LOCAL_Y")), 1))
 
 
-@_exercise("05_weight_decay", "SGD with L2 weight decay on the weights, not the biases", {17: "params", 18: "grads"},
+@_exercise("06_weight_decay", "SGD with L2 weight decay on the weights, not the biases", {17: "params", 18: "grads"},
            17, [dict(K=1, N=1), dict(K=37, N=13), dict(K=5, N=300), dict(K=784, N=128)])
 def _weight_decay(rng, define, K, N):
     n, n_weights, lr, decay = K * N + N, K * N, np.float32(0.25), np.float32(0.1)
@@ -169,7 +169,7 @@ def _weight_decay(rng, define, K, N):
                 expected.astype(np.float64), (groups(n, define("LOCAL")), 1, 1))
 
 
-@_exercise("05_subgroup_sum", "per work group sums with subgroupAdd", {0: "x", 1: "partial"}, 1,
+@_exercise("06_subgroup_sum", "per work group sums with subgroupAdd", {0: "x", 1: "partial"}, 1,
            [dict(n=1), dict(n=257), dict(n=1000), dict(n=100_003)], subgroups=True)
 def _subgroup_sum(rng, define, n):
     x, local = _normal(rng, n), define("LOCAL")
@@ -178,7 +178,7 @@ def _subgroup_sum(rng, define, n):
     return Case({0: x}, dict(n=n), padded.reshape(-1, local).sum(axis=1), (groups(n, local), 1, 1))
 
 
-@_exercise("05_fused_softmax", "probs = softmax(X·W + b), both stages in one dispatch",
+@_exercise("06_fused_softmax", "probs = softmax(X·W + b), both stages in one dispatch",
            {0: "X", 1: "W", 2: "b", 3: "probs"}, 3,
            [dict(B=1, K=784, C=10), dict(B=37, K=70, C=13), dict(B=65, K=5, C=16), dict(B=3, K=1, C=1),
             dict(B=2000, K=128, C=10)])

@@ -1,5 +1,5 @@
 #version 430
-// 05_weight_decay.comp: one SGD step with L2 weight decay, in place: p -= lr * (g + decay * p) for the
+// 06_weight_decay.comp: one SGD step with L2 weight decay, in place: p -= lr * (g + decay * p) for the
 //                       weights, p -= lr * g for the biases (biases are not decayed)
 //
 // Shapes    params[n]  grads[n]   float32; params holds one layer's weights then its biases, back to back:
@@ -16,7 +16,7 @@
 //           unit's threshold, so decaying it does little against overfitting and it is left alone. The
 //           checker uses lr 0.25 and decay 0.1, far above a usual decay (around 1e-4), so a decay missing,
 //           or applied to the biases, shows clearly above float32 rounding.
-// Checked   exercises.check("05_weight_decay", "my_weight_decay.comp"): weights K×N plus N biases for
+// Checked   exercises.check("06_weight_decay", "my_weight_decay.comp"): weights K×N plus N biases for
 //           K×N = 1×1, 37×13, 5×300, 784×128 against NumPy
 #define LOCAL 256
 
@@ -35,6 +35,6 @@ void main() {
     if (i >= n) return;  // the last group sticks out past the end
     float p = params[i];
     float g = grads[i];
-    // TODO: L2 weight decay: a weight's step also gets decay * p; a bias's does not
+    if (i < n_weights) g += decay * p;  // weights only: biases are not decayed
     params[i] = p - lr * g;
 }

@@ -1,5 +1,5 @@
 #version 430
-// 05_subgroup_sum.comp: the sum of each work group's LOCAL elements of x, added within a subgroup by
+// 06_subgroup_sum.comp: the sum of each work group's LOCAL elements of x, added within a subgroup by
 //                       subgroupAdd, then across the work group's subgroups through shared memory
 //
 // Shapes    x[n]  partial[G] with G = ceil(n/LOCAL)   float32
@@ -15,7 +15,7 @@
 //           thread's subgroup, with no shared memory and no barrier. Fill in the TODOs: each subgroup's sum
 //           into one slot of `sums` (by one of its threads), a barrier, then thread 0 adds the
 //           gl_NumSubgroups slots. Threads past n add 0; none returns early (all must reach the barrier).
-// Checked   exercises.check("05_subgroup_sum", "my_subgroup_sum.comp"): n = 1, 257, 1000, 100003 against
+// Checked   exercises.check("06_subgroup_sum", "my_subgroup_sum.comp"): n = 1, 257, 1000, 100003 against
 //           NumPy (float64)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require

@@ -1,5 +1,5 @@
 #version 430
-// 03_splitk_pieces.comp: the pieces of a split-K matmul (matmul_8_splitk's idea), one thread per output of a
+// 04_splitk_pieces.comp: the pieces of a split-K matmul (matmul_8_splitk's idea), one thread per output of a
 //                        piece: work group z of the dispatch sums only its piece of k
 //
 // Shapes    A[M,K]  B[K,N]  P[ceil(K/KS),M,N]   float32, row-major, std430 (flat float arrays)
@@ -14,7 +14,7 @@
 //           the loop runs over this work group's piece of k only (the last piece is shorter when KS does not
 //           divide K), and the sum goes to piece z of P. Adding the pieces (splitk_sum_1_vec4.comp) gives
 //           A @ B. The checker fills P with NaN, so a piece never written shows.
-// Checked   exercises.check("03_splitk_pieces", "my_splitk_pieces.comp"): M×K×N, KS = 1×1×1, 1; 37×70×13, 16;
+// Checked   exercises.check("04_splitk_pieces", "my_splitk_pieces.comp"): M×K×N, KS = 1×1×1, 1; 37×70×13, 16;
 //           1×300×77, 300; 77×300×1, 7; 129×257×65, 64; 200×1024×300, 256 against NumPy
 #define LOCAL_X 16
 #define LOCAL_Y 16

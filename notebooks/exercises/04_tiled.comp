@@ -1,5 +1,5 @@
 #version 430
-// 03_tiled.comp: C = A·B, turned from one thread per output reading global memory (matmul_1) into
+// 04_tiled.comp: C = A·B, turned from one thread per output reading global memory (matmul_1) into
 //                TILE×TILE tiles of A and B staged in shared memory (matmul_2's idea)
 //
 // Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
@@ -13,7 +13,7 @@
 //           the A tile and one of the B tile (0.0 where the tile sticks out past A or B), and the work
 //           group waits at a barrier() after the loads and again after the multiply-adds. No thread may
 //           return before the loop: every thread must reach every barrier.
-// Checked   exercises.check("03_tiled", "my_tiled.comp"): M×K×N = 1×1×1, 1×300×77, 37×13×70, 77×300×1,
+// Checked   exercises.check("04_tiled", "my_tiled.comp"): M×K×N = 1×1×1, 1×300×77, 37×13×70, 77×300×1,
 //           129×257×65, 256×512×300 against NumPy
 #define TILE 16
 

@@ -1,5 +1,5 @@
 #version 430
-// 04_relu_backward.comp: backprop through a dense layer into the ReLU before it, dZ = (dY·Wᵀ) ⊙ (A > 0)
+// 05_relu_backward.comp: backprop through a dense layer into the ReLU before it, dZ = (dY·Wᵀ) ⊙ (A > 0)
 //
 // Shapes    dY[B,C]  W[H,C]  A[B,H]  dZ[B,H]   float32, row-major, std430 (flat float arrays)
 //           the layer was Y = A·W + b with A = relu(Z): W maps H inputs to C outputs
@@ -13,7 +13,7 @@
 // Exercise  write the sum over c and the mask (the TODOs). Wᵀ is never built: (dY·Wᵀ)[row, h] reads row h
 //           of W. A = relu(Z) is > 0 exactly where Z > 0, so the mask comes from A and Z is not needed.
 //           Every element of dZ is written, the masked ones as 0.
-// Checked   exercises.check("04_relu_backward", "my_relu_backward.comp"): B×H×C = 1×128×10, 37×70×13,
+// Checked   exercises.check("05_relu_backward", "my_relu_backward.comp"): B×H×C = 1×128×10, 37×70×13,
 //           130×17×10, 16×33×1, 512×300×10 against NumPy
 #define LOCAL_X 16
 #define LOCAL_Y 16
@@ -35,8 +35,7 @@ void main() {
     if (h >= H || row >= B) return;
     float sum = 0.0;
     for (uint c = 0u; c < C; ++c) {
-        // TODO 1: add dY[row, c] * Wᵀ[c, h]
+        sum += dY[row * C + c] * W[h * C + c];  // Wᵀ[c, h] is W[h, c]
     }
-    // TODO 2: the ReLU mask: 0 where A[row, h] is not > 0
-    dZ[row * H + h] = sum;
+    dZ[row * H + h] = A[row * H + h] > 0.0 ? sum : 0.0;
 }
