@@ -19,6 +19,15 @@ def what_we_measured(*findings: str) -> None:
         print(f"  • {finding}")
 
 
+def than(a: float, b: float, above: str, below: str, equal: str | None = None) -> str:
+    """`above` when a > b, `below` when a < b, and `equal` (default: `below`) when they are equal."""
+    if a > b:
+        return above
+    if a < b:
+        return below
+    return below if equal is None else equal
+
+
 def times(a: float, b: float) -> str:
     """'2.3× faster' or '1.4× slower': a measured against b (two times in the same unit)."""
     if a <= 0 or b <= 0:

@@ -21,3 +21,11 @@ def test_what_we_measured_prints_each_finding(capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("What we measured (")
     assert "  • one.\n  • two.\n" in out
+
+
+def test_than_on_both_sides_and_equal():
+    assert findings.than(2, 1, "above", "below") == "above"
+    assert findings.than(1, 2, "above", "below") == "below"
+    assert findings.than(1, 1, "above", "below") == "below"
+    assert findings.than(0.975, 0.975, "met", "not met", equal="met") == "met"
+    assert findings.than(0.9749, 0.975, "met", "not met", equal="met") == "not met"
