@@ -1,0 +1,134 @@
+"""The course's takeaways: the rules the series measured, ranked by measured effect, written from one benchmark JSON.
+
+    python -m helpers.takeaways notebooks/results/bench-h100.json     # rewrites notebooks/TAKEAWAYS.md
+
+Each rule is a comparison of two rows of the same run: the slower way, the faster way, and the notebook
+that shows it. The page sorts the rules by the factor between the two, so the rule that bought the most
+comes first, and every number on it comes from the JSON it names.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "notebooks" / "TAKEAWAYS.md"
+
+
+@dataclass(frozen=True)
+class Rule:
+    rule: str         # the advice, one sentence
+    slow: str         # what the slower row is, in words
+    fast: str         # what the faster row is, in words
+    slow_s: float     # seconds
+    fast_s: float
+    notebook: str     # the notebook file that shows it
+
+    @property
+    def factor(self) -> float:
+        return self.slow_s / self.fast_s
+
+
+def _row(rows: list[dict], key: str, value: str, **match) -> dict:
+    for row in rows:
+        if row.get(key) == value and all(row.get(k) == v for k, v in match.items()):
+            return row
+    raise KeyError(f"no row with {key} = {value!r} {match or ''} in the benchmark JSON")
+
+
+def rules(bench: dict) -> list[Rule]:
+    """Every rule the JSON has the rows for, fastest gain first."""
+    b = bench["benches"]
+    fused = {r["name"]: r for r in b.get("fused", []) if "ms" in r}
+    infer = {r["what"]: r for r in b.get("inference", []) if r.get("seconds") is not None}
+    found: list[Rule] = []
+
+    def add(rule, slow, fast, slow_s, fast_s, notebook):
+        if slow_s and fast_s:
+            found.append(Rule(rule, slow, fast, slow_s, fast_s, notebook))
+
+    numpy_epoch = next((r["epoch_s"] for r in b.get("train", []) if r.get("name") == "NumPy (CPU)"), None)
+    if numpy_epoch and "fused 784-128-10 SGD" in fused:
+        add("Keep the data and the whole training step on the GPU.",
+            "an epoch of 784-128-10 in NumPy on the CPU", "the same epoch with the fused GLSL trainer",
+            numpy_epoch, fused["fused 784-128-10 SGD"]["ms"] / 1e3, "06_fused_training.ipynb")
+    matmul = b.get("matmul", [])
+    if matmul:
+        size = max(r["size"] for r in matmul)
+        at = {r["impl"]: r["seconds"] for r in matmul if r["size"] == size}
+        best = min((impl for impl in at if impl.startswith("matmul_") and "wrong" not in impl), key=at.get)
+        add("Tile a matrix multiply: shared memory, register blocks, then the loads hidden behind the math.",
+            f"the naive matmul at {size}³", f"the ladder's fastest rung ({best}) at {size}³",
+            at.get("matmul_1_naive"), at[best], "04_matmul_ladder.ipynb")
+    if "NumPy forward + argmax on the CPU" in infer and "end to end, uint8: upload+kernels+readback+argmax" in infer:
+        add("Send the GPU a whole batch at once, not one sample per call.",
+            "10,000 test images through NumPy on the CPU",
+            "the same images uploaded, run and read back in one batch on the GPU",
+            infer["NumPy forward + argmax on the CPU"]["seconds"],
+            infer["end to end, uint8: upload+kernels+readback+argmax"]["seconds"], "03_batched_inference.ipynb")
+    if "upload float32 into existing buffer" in infer and "upload uint8-packed into existing buffer" in infer:
+        add("Upload bytes, not floats: store images as uint8 and convert in the shader.",
+            "uploading 10,000 images as float32", "uploading them as uint8, four pixels a word",
+            infer["upload float32 into existing buffer"]["seconds"],
+            infer["upload uint8-packed into existing buffer"]["seconds"], "03_batched_inference.ipynb")
+    if "upload float32 into a fresh buffer" in infer and "upload float32 into existing buffer" in infer:
+        add("Allocate buffers once and reuse them.",
+            "uploading 10,000 images into a new buffer", "uploading them into a buffer allocated once",
+            infer["upload float32 into a fresh buffer"]["seconds"],
+            infer["upload float32 into existing buffer"]["seconds"], "03_batched_inference.ipynb")
+    unfused = next((r for name, r in fused.items() if name.startswith("unfused 784-128-10 SGD")), None)
+    if unfused and "fused 784-128-10 SGD" in fused:
+        add("Fuse the step's kernels: fewer dispatches, fewer barriers, intermediates kept on chip.",
+            f"an epoch in {unfused['dispatches_per_step']} dispatches a step",
+            f"the same epoch in {fused['fused 784-128-10 SGD']['dispatches_per_step']} dispatches a step",
+            unfused["ms"] / 1e3, fused["fused 784-128-10 SGD"]["ms"] / 1e3, "06_fused_training.ipynb")
+    jax = fused.get("JAX jit(lax.scan) 784-128-10 SGD, fp32, precision highest")
+    if jax and "fused 784-128-10 SGD" in fused:
+        add("Measure against a compiler in the same run: small fused shaders can beat a general one.",
+            "JAX's compiled epoch (fp32)", "the fused GLSL epoch",
+            jax["ms"] / 1e3, fused["fused 784-128-10 SGD"]["ms"] / 1e3, "08_dispatch_floor.ipynb")
+    return sorted(found, key=lambda r: r.factor, reverse=True)
+
+
+def duration(seconds: float) -> str:
+    """3 significant digits in s, ms or µs, whichever keeps the number at or above 1."""
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"
+
+
+def page(bench: dict, source: str) -> str:
+    device = bench["device"]
+    lines = ["# Takeaways: making a small model train fast on a GPU", "",
+             "The rules this course measured, ranked by how much each bought in one benchmark run "
+             f"(`{source}`, {device['renderer']}, {device['date']}). Each line compares two rows of that run; "
+             "the notebook beside it shows the work. Generated by `python -m helpers.takeaways`.", "",
+             "| rank | rule | measured | shown in |", "| --- | --- | --- | --- |"]
+    for rank, r in enumerate(rules(bench), 1):
+        measured = f"{r.slow}: {duration(r.slow_s)}; {r.fast}: {duration(r.fast_s)} (**{r.factor:.1f}×**)"
+        lines.append(f"| {rank} | {r.rule} | {measured} | [{r.notebook[:2]}]({r.notebook}) |")
+    lines += ["", "Every number above is a wall-clock or GPU-timer figure from that one run; on another GPU the "
+              "factors differ, and `python -m helpers.bench all` measures yours.", "",
+              "[Contents](../README.md) · [Glossary](GLOSSARY.md)", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__)
+        return 2
+    path = Path(argv[0])
+    bench = json.loads(path.read_text())
+    source = path.resolve().relative_to(ROOT).as_posix() if path.resolve().is_relative_to(ROOT) else path.name
+    PAGE.write_text(page(bench, source))
+    print(f"wrote {PAGE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

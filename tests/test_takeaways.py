@@ -1,0 +1,36 @@
+"""The takeaways page: ranked by the measured factor, every number from the JSON, robust to missing rows."""
+
+import json
+from pathlib import Path
+
+from helpers import takeaways
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMITTED = ROOT / "notebooks" / "results" / "bench-h100.json"
+
+
+def test_committed_run_gives_ranked_rules():
+    rules = takeaways.rules(json.loads(COMMITTED.read_text()))
+    assert len(rules) >= 6
+    factors = [r.factor for r in rules]
+    assert factors == sorted(factors, reverse=True)
+    assert all(r.factor > 0 and (ROOT / "notebooks" / r.notebook).exists() for r in rules)
+
+
+def test_rules_skip_what_a_run_lacks():
+    bench = {"device": {"renderer": "X", "date": "d"}, "benches": {"train": [], "fused": [], "inference": []}}
+    assert takeaways.rules(bench) == []
+    assert "| rank |" in takeaways.page(bench, "x.json")
+
+
+def test_duration_units_on_both_sides():
+    assert takeaways.duration(1.5) == "1.5 s"
+    assert takeaways.duration(0.999) == "999 ms"
+    assert takeaways.duration(0.001) == "1 ms"
+    assert takeaways.duration(0.000999) == "999 µs"
+
+
+def test_committed_page_is_current():
+    bench = json.loads(COMMITTED.read_text())
+    assert takeaways.PAGE.read_text() == takeaways.page(bench, "notebooks/results/bench-h100.json"), \
+        "run: python -m helpers.takeaways notebooks/results/bench-h100.json"
