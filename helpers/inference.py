@@ -189,3 +189,37 @@ def plot_sweep(rows: list[dict], title: str = ""):
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# --- the sentences notebook 03 prints from its numbers (tests/test_verdicts_nb0304.py) -------------------
+
+MAPPED_SLOWER = 1.2   # a kernel this much slower (or more) into a buffer the CPU mapped: the driver moved it
+
+
+def crossover_sentence(rows: list[dict]) -> str:
+    where = crossover(rows)
+    return f"the GPU is ahead of NumPy from a batch of {where}" if where else "NumPy is ahead at every batch size here"
+
+
+def staging_upload_verdict(staged: float, direct: float) -> str:
+    """staged: seconds of an upload through a staging buffer plus a GPU copy; direct: buffer.write into the
+    kernel's own buffer, the same bytes."""
+    from .findings import times
+
+    text = f"an upload through a staging buffer and a GPU copy is {times(staged, direct)} than buffer.write"
+    if staged > direct:
+        return text + " straight into the kernel's buffer: the staging buffer adds a second copy."
+    return text + " here: this driver's direct write costs more than the extra copy."
+
+
+def mapped_output_verdict(unmapped: float, mapped: float) -> str:
+    """unmapped: seconds of the output layer writing a buffer the CPU never maps; mapped: writing one the CPU
+    has read by mapping it. MAPPED_SLOWER or more counts as moved."""
+    if unmapped <= 0 or mapped <= 0:
+        raise ValueError(f"times need positive durations, got {unmapped} and {mapped}")
+    ratio = mapped / unmapped
+    head = (f"the output layer writing a buffer the CPU had mapped took {ratio:.2f}× the time of the same "
+            "layer writing a buffer the CPU never touches")
+    if ratio >= MAPPED_SLOWER:
+        return head + ": the driver moved the mapped buffer where the CPU reads it, and the kernel pays."
+    return head + ": this driver left it in place this time (its placement rules are not documented)."

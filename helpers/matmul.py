@@ -270,3 +270,52 @@ def loop_summary(loop: dict) -> str:
     places = "; ".join(f"{ASSEMBLY_KINDS[kind]}s at instructions {at[kind][0]}..{at[kind][1]}"
                        for kind in ("LDB", "MAD.F32") if kind in at)
     return f"{loop['instructions']} instructions: {kinds}; {places}"
+
+
+# --- the sentences notebook 04 prints from its numbers (tests/test_verdicts_nb0304.py) -------------------
+
+def _sizes(sizes) -> str:
+    names = [f"{n}³" for n in sizes]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def splitk_verdict(gains: dict) -> str:
+    """Split-K judged size by size: gains {n: matmul_8's speed / matmul_6's at n³} where it cut k into pieces.
+    A size gains when its ratio is above 1; each side is named with its own ratios."""
+    if not gains:
+        return "At no size did split-K cut k into pieces: there it is matmul_6."
+    won = {n: g for n, g in sorted(gains.items()) if g > 1}
+    lost = {n: g for n, g in sorted(gains.items()) if g <= 1}
+    parts = []
+    if won:
+        parts.append(f"at {_sizes(won)} ({', '.join(f'{g:.2f}×' for g in won.values())} matmul_6's speed) filling "
+                     "the idle SMs pays more than the pieces' trip through memory and the second dispatch cost")
+    if lost:
+        parts.append(f"at {_sizes(lost)} ({', '.join(f'{g:.2f}×' for g in lost.values())}) the pieces' trip "
+                     "through memory and the second dispatch cost more than the idle SMs")
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + "."
+
+
+def shuffle_verdict(ratio: float) -> str:
+    """ratio: matmul_6's time with B read from shared memory over its time with subgroupShuffle."""
+    head = f"With shuffles the kernel runs at {ratio:.2f}× the speed of shared-memory reads: "
+    if ratio > 1:
+        return head + "the shuffles win here."
+    return head + ("a shuffle moves one float per instruction, a shared-memory vec4 read four, so sharing "
+                   "through registers does not pay here.")
+
+
+def rung_verdict(rung: str, before: str, n: int, ratio: float) -> str:
+    """ratio: rung's speed over before's at n³ (speeds, so above 1 is faster)."""
+    from .findings import times
+
+    return f"At {n}³ {rung} is {times(1.0, ratio)} than {before}."
+
+
+def shared_bound_verdict(share: float) -> str:
+    """share: matmul_2's speed as a share of its shared-read ceiling; at 70 % or more the reads bind it."""
+    if share >= 0.7:
+        return ("it is bound by the number of shared-memory reads, which rung 3 cuts from 2 per FMA to 2 vec4 "
+                "reads per 16 FMAs.")
+    return "something besides the shared reads holds it back."
