@@ -1,4 +1,4 @@
-"""The GPU's clock frequency, sampled while code runs. Introduced in notebook 04 (section 13).
+"""The GPU's clock frequency, sampled while code runs. Introduced in notebook 05.
 
 A GPU is not a machine of fixed speed. Its driver raises the clock of the SMs (the streaming
 multiprocessors, the GPU's compute units) while the GPU is busy and lowers it, with the voltage, while
@@ -93,6 +93,22 @@ class FrequencyLog:
     def _median(self, column: int, windows) -> float | None:
         values = [sample[column] for sample in self.inside(windows)]
         return statistics.median(values) if values else None
+
+
+def busy_note(loop_busy: float | None, steady_busy: float | None, margin: float = 0.5) -> str:
+    """A comment on nvidia-smi's busy figure (utilization.gpu, in %) in a loop against back to back. The
+    figure is the share of the sample period before each reading in which a kernel ran, and that period is
+    1/6 s to 1 s depending on the GPU (NVML's documentation): longer than an epoch of tens of milliseconds.
+    So where the loop's median is under `margin` times the back-to-back one, the note says the figure
+    averages over the pauses between epochs and is not the share of an epoch the GPU worked."""
+    if loop_busy is None or steady_busy is None:
+        return "the GPU's busy figure was not sampled here"
+    figures = f"nvidia-smi called the GPU busy {loop_busy:.0f} % of the time in the loop, {steady_busy:.0f} % back to back"
+    if loop_busy < margin * steady_busy:
+        return (f"{figures}: each reading covers the sample period before it (1/6 s to 1 s, longer than an "
+                "epoch), so it mostly reports the pauses between the loop's epochs, not how busy an epoch kept "
+                "the GPU; the clock, read at the instant, is the figure to go by")
+    return f"{figures}: about as busy in both"
 
 
 def verdict(slower: float, clock_ratio: float, margin: float = 0.15) -> str:

@@ -1,4 +1,4 @@
-"""Measuring the trainers (notebooks 04 and 05, and the train / fused benchmarks): the one place that times
+"""Measuring the trainers (notebooks 05 and 06, and the train / fused benchmarks): the one place that times
 epochs, takes a step apart, measures the empty-dispatch floor, and shows what a mapped buffer costs.
 
     times = epoch_seconds(trainer, epochs=5)            # back to back, after a warm-up
@@ -43,7 +43,7 @@ def time_epochs(run_epoch, finish, epochs: int, warmup: int = 1) -> list[float]:
 def epoch_seconds(trainer, epochs: int, warmup: int = 1, losses: list | None = None) -> list[float]:
     """Seconds of `epochs` of the trainer's epochs back to back, after `warm_up`'s sustained steps and
     `warmup` untimed epochs. A GPU that was mostly idle runs at a low clock, and an epoch or two of training
-    did not always bring the H100's back (notebook 04, section 13, samples it). The epochs' sample orders
+    did not always bring the H100's back (notebook 05 samples it). The epochs' sample orders
     are drawn before the clock starts, as `python -m helpers.bench fused` draws them: drawing one
     (reference.epoch_order) is CPU work while the GPU waits, not part of the epoch's GPU work. losses: a list
     that gets every epoch's mean loss, the untimed ones first. It trains: save and restore the weights around
@@ -133,6 +133,30 @@ def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = N
             "dispatches_per_step": trainer.dispatches_per_step, "barriers_per_step": trainer.dispatches_per_step}
 
 
+def step_verdict(step: float, kernel_total: float, fixed: float, issue: float, margin: float = 0.1) -> str:
+    """One sentence on a step taken apart (profile_step's figures, seconds): the share of the step that is
+    the kernels' arithmetic (kernel_total - fixed), more or less than half; the fixed cost of the dispatches
+    and barriers (fixed: an empty dispatch + barrier times their number); the rest of the step; and whether
+    Python (issue: its time to queue a step) or the GPU sets the pace: Python does where queueing a step takes
+    within `margin` of the whole step (the step, timed back to back by the wall clock, contains the queueing)."""
+    if step <= 0:
+        raise ValueError(f"a step takes a positive time, got step={step}")
+    work = max(kernel_total - fixed, 0.0)
+    rest = step - kernel_total
+    half = "more than half" if work > step / 2 else "less than half"
+    text = (f"the kernels' arithmetic is {work / step:.0%} of a {step * 1e6:.1f} µs step ({half}), the fixed cost "
+            f"of its dispatches and barriers {fixed / step:.0%}")
+    if rest >= 0:
+        text += f", and the other {rest / step:.0%} is what the kernels cost together beyond each one alone"
+    else:
+        text += ("; the kernels timed one by one add up to more than the step, because in a step each one's "
+                 "start can overlap the previous one's tail")
+    python_bound = issue >= (1 - margin) * step   # the wall-clock step includes Python's queueing of it
+    pace = ("so Python sets the pace: the GPU waits for the next dispatch" if python_bound
+            else "so the GPU sets the pace, not Python")
+    return f"{text}; Python queues a step in {issue * 1e6:.1f} µs, {issue / step:.0%} of it, {pace}".replace("%", " %")
+
+
 def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
     """One epoch in seconds, from profile_step's profile: upload (the order), kernel (each kernel's work
     beyond an empty dispatch's cost, every step), readback (one per check), and dispatch: the rest of the
@@ -161,11 +185,11 @@ def empty_epochs(ctx, steps: int, groups: list, epochs: int = 3) -> list[float]:
 
 
 def mapped_read_effect(make_trainer, buffers=("A1", "dZ1"), reads: int = 5, repeat: int = 30, clock=None) -> dict:
-    """What mapping a kernel's buffers does to the kernels that use them afterwards (notebook 04).
+    """What mapping a kernel's buffers does to the kernels that use them afterwards (the appendix).
 
     Three fresh trainers from make_trainer(), each run one step and then: no reads; `reads` reads of each of
     trainer.arrays[buffers] through the staging buffer (GPUArray.read, what the trainers do); `reads` reads
-    of the same buffers by mapping them (moderngl's Buffer.read_into, what notebook 04 once did). Then
+    of the same buffers by mapping them (moderngl's Buffer.read_into). Then
     every dispatch of a step is timed (profile_step's kernel figures). The reads come before any other use
     of the buffers, which is when the driver decides where a buffer lives. Returns {"no reads" | "staged
     reads" | "mapped reads": {file: seconds}}. Each trainer is released afterwards.
@@ -184,6 +208,18 @@ def mapped_read_effect(make_trainer, buffers=("A1", "dZ1"), reads: int = 5, repe
         result[label] = profile_step(trainer, repeat, clock)["kernel"]
         trainer.release()
     return result
+
+
+def mapped_read_verdict(worst_name: str, worst: float, step: float, staged: float, margin: float = 0.1) -> str:
+    """One sentence on mapped_read_effect's figures: worst, the largest ratio of one kernel's time after
+    mapped reads to its time with no reads; step and staged, the step's kernels together after mapped and
+    after staged reads against no reads. A ratio within `margin` of 1 is called within the run-to-run noise;
+    the sentence claims nothing about where the driver put the buffers, which no GL call reports."""
+    def effect(ratio):
+        return (f"within {margin:.0%} of no reads".replace("%", " %") if abs(ratio - 1) <= margin
+                else ("slower" if ratio > 1 else "faster"))
+    return (f"after mapped reads a step's kernels took {step:.2f}× their time with no reads ({effect(step)}; "
+            f"the most affected, {worst_name}, {worst:.2f}×); after staged reads {staged:.2f}× ({effect(staged)})")
 
 
 def grid_barrier(ctx, n_groups: int, rounds: int, defines: dict | None = None, clock=None) -> dict:
@@ -216,7 +252,7 @@ def grid_barrier_seconds(ctx, n_groups: int, rounds: int = 2000, defines: dict |
 
 
 def phase_seconds(trainer, repeat: int = 50, clock=None) -> dict:
-    """A PersistentMLP's step taken apart (notebook 07): each of its PHASES phases as a dispatch of its own
+    """A PersistentMLP's step taken apart (notebook 09): each of its PHASES phases as a dispatch of its own
     with its barrier (in a stream of `repeat`, the median of three streams), and, when the trainer runs
     persistent, one step inside a dispatch of `repeat` steps (the same phases joined by grid barriers).
     It trains (phase 2 updates the weights): run it inside put_back(trainer) if they matter."""

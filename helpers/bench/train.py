@@ -1,14 +1,16 @@
-"""Training benchmark (notebook 04): one MNIST epoch of 784-128-10 at batch 128, SGD lr 0.3, seed 0.
+"""Training benchmark (notebook 05): one MNIST epoch of 784-128-10 at batch 128, SGD lr 0.3, seed 0.
 
-    python -m helpers.bench train            # GLSL epoch, PyTorch eager epoch (if torch + CUDA), NumPy epoch
+    python -m helpers.bench train            # GLSL epoch, NumPy epoch, the GLSL step taken apart
     python -m helpers.bench.train --tune     # sweep the step shaders' #defines, GPU time per dispatch
 
 GLSL: helpers.gpu_mlp.GPUTrainer, all 60,000 images (QUICK: 4,096), one warm-up epoch, then the median
 of a few epochs, each timed by the wall clock with ctx.finish() at both ends (so everything is in it:
-the order upload, every dispatch and barrier, the readback every 50 steps). PyTorch eager: the same
-model, batch, learning rate and per-epoch sample order (reference.epoch_order), data resident on the
-GPU, float32 with TF32 off, timed the same way with torch.cuda.synchronize(). NumPy: reference.train,
+the order upload, every dispatch and barrier, the readback every 50 steps). NumPy: reference.train,
 one epoch on the CPU (its own per-epoch timer, evaluation excluded).
+
+PyTorch eager (torch_epochs: the same model, batch, learning rate and per-epoch sample order, data resident
+on the GPU, float32 with TF32 off, timed with torch.cuda.synchronize()) is timed once, by the fused
+benchmark, beside this trainer and the fused ones; committed_epochs reads that one row for every notebook.
 """
 
 from __future__ import annotations
@@ -67,6 +69,29 @@ def torch_epochs(images, labels, params: dict, epochs: int):
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
+EAGER_ROW = "PyTorch eager 784-128-10 SGD"    # benches.fused: the one PyTorch eager epoch the notebooks quote
+UNFUSED_ROW = "unfused 784-128-10 SGD"        # benches.fused: GPUTrainer's epoch in the same run (a prefix)
+
+
+def committed_epochs(record: dict) -> dict:
+    """Milliseconds of one epoch of 784-128-10 SGD from a committed benchmark record (bench-h100.json):
+    'GLSL, six dispatches a step' and 'PyTorch eager' from the fused benchmark, timed in the same run
+    (EAGER_ROW, the row every notebook quotes), and 'NumPy (CPU)' from this benchmark. Rows not in the
+    record are left out."""
+    benches = record.get("benches", {})
+    out = {}
+    for row in benches.get("fused", []):
+        name = row.get("name", "")
+        if name.startswith(UNFUSED_ROW) and row.get("ms"):
+            out["GLSL, six dispatches a step"] = row["ms"]
+        elif name == EAGER_ROW and row.get("ms"):
+            out["PyTorch eager"] = row["ms"]
+    for row in benches.get("train", []):
+        if row.get("name") == "NumPy (CPU)" and row.get("epoch_s"):
+            out["NumPy (CPU)"] = row["epoch_s"] * 1e3
+    return out
+
+
 def numpy_epoch(images, labels, params: dict) -> float:
     """Seconds of one reference.train epoch on the CPU (its own timer: the step loop only)."""
     copy = {name: value.copy() for name, value in params.items()}
@@ -87,10 +112,9 @@ def run(ctx, quick: bool) -> list[dict]:
     test_acc = trainer.accuracy("test")
     profile = profile_step(trainer)
     gl_epoch = statistics.median(gl_times)
-    torch_times, torch_device = torch_epochs(images, labels, params, epochs)
     np_epoch = numpy_epoch(images, labels, params)
 
-    clock = "wall clock, ctx.finish() / torch.cuda.synchronize() at both ends"
+    clock = "wall clock, ctx.finish() at both ends"
     print(f"one epoch of 784-128-10, batch {BATCH}, {n} images ({steps} steps, last batch {n - (steps - 1) * BATCH}), "
           f"median of {epochs} epochs after 1 warm-up; {clock}")
     print(f"GLSL step: {trainer.dispatches_per_step} dispatches + {trainer.dispatches_per_step} barriers, "
@@ -98,13 +122,6 @@ def run(ctx, quick: bool) -> list[dict]:
     rows = [{"name": "GLSL (ModernGL)", "epoch_s": gl_epoch, "epochs_s": gl_times, "images": n, "batch": BATCH,
              "steps": steps, "step_us": gl_epoch / steps * 1e6, "dispatches_per_step": trainer.dispatches_per_step,
              "barriers_per_step": trainer.dispatches_per_step, "test_acc": test_acc, "clock": clock}]
-    if torch_times is not None:
-        rows.append({"name": "PyTorch eager (CUDA fp32, TF32 off)", "epoch_s": statistics.median(torch_times),
-                     "epochs_s": torch_times, "images": n, "batch": BATCH, "steps": steps,
-                     "step_us": statistics.median(torch_times) / steps * 1e6, "device": torch_device,
-                     "clock": clock})
-    else:
-        print(f"PyTorch: skipped ({torch_device})")
     rows.append({"name": "NumPy (CPU)", "epoch_s": np_epoch, "epochs_s": [np_epoch], "images": n, "batch": BATCH,
                  "steps": steps, "step_us": np_epoch / steps * 1e6, "clock": "wall clock (reference.train, 1 epoch)"})
     print(f"{'':38s} {'epoch':>10s} {'per step':>10s} {'vs GLSL':>9s}")
