@@ -2,10 +2,21 @@
 
     python3 .ci/execute_notebooks.py OUT_DIR notebooks/02_forward_pass_glsl.ipynb ...
 
-Each notebook runs in a fresh kernel with notebooks/ as its working directory, so no state is shared.
+Each notebook runs in a fresh kernel with notebooks/ as its working directory, so no state is shared, and
+is written to OUT_DIR (created if needed) as soon as it has run, so a failure later loses nothing.
 Figures are kept (the inline backend), so MPLBACKEND must not force Agg here. Progress bars are stored
-as the last line they showed (a widget bar's plain-text fallback too), whole numbers in the saved widget
-state as JSON integers (469, not 469.0, as JupyterLab saves them), and empty stream outputs are dropped.
+as text, the last line they showed: a stream bar's final line, and for a widget bar (tqdm.auto) its
+text/plain fallback rewritten from the bar's last state, with the widget view itself dropped. A stored
+widget view is drawn only in a trusted notebook, and there, with no kernel behind it, with red
+"disconnected" icons; JupyterLab still draws live bars while a reader runs a cell. Only a cell tagged
+`interactive-widget` (a widget the notebook means to show, committed with a static picture of its last
+state beside it) keeps its widget view and the saved state it needs. Whole numbers in that saved state
+are stored as JSON integers (469, not 469.0, as JupyterLab saves them), and empty stream outputs are
+dropped.
+
+    python3 .ci/execute_notebooks.py --text-widgets notebooks/*.ipynb
+
+does only that conversion, in place, without executing anything.
 
     python3 .ci/execute_notebooks.py --stamp notebooks/*.ipynb
 
@@ -13,10 +24,11 @@ writes, without executing anything, the kernelspec and language_info that a pyth
 machine reports, which is what JupyterLab writes on opening: a notebook whose stored language_info differs
 (another Python version) is marked modified as soon as it opens. The GPU runs execute on the device's
 Python (3.12); the committed notebooks are stamped afterwards on the Python CI uses, so a reader with
-that Python opens them unmodified (README, "Running the notebooks").
+that Python opens them unmodified (README.md, section "Reproducing the results").
 """
 
 import html
+import json
 import os
 import re
 import sys
@@ -45,21 +57,73 @@ def coalesce_streams(nb) -> None:
             cell.outputs = [o for o in merged if not (o.output_type == "stream" and not o.text.strip())]
 
 
-def widget_text(nb) -> None:
-    """A progress bar drawn as a widget (tqdm.auto) keeps its first text as the plain-text fallback that
-    viewers without widgets show ("0/469"); replace it with the bar's last state from the saved widgets."""
-    state = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+INTERACTIVE = "interactive-widget"   # the cell tag that keeps a widget view in the committed notebook
+
+
+def _state(nb) -> dict:
+    return nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+
+
+def bar_text(state: dict, model_id: str) -> str:
+    """The text a progress bar widget (tqdm.auto's HBox: label, bar, counts) showed last; '' if not one."""
+    box = state.get(model_id, {})
+    if box.get("model_name") != "HBoxModel":
+        return ""
+    parts = [state.get(child.removeprefix("IPY_MODEL_"), {}) for child in box["state"].get("children", [])]
+    bar = next((p["state"] for p in parts if p.get("model_name") in ("FloatProgressModel", "IntProgressModel")), None)
+    texts = [html.unescape(p["state"]["value"]).replace("\u2007", " ").strip()
+             for p in parts if p.get("model_name") == "HTMLModel" and p["state"].get("value")]
+    if bar is not None and len(texts) == 2 and bar.get("max"):   # label, bar drawn as text, counts
+        filled = round(10 * min(1.0, bar.get("value", 0) / bar["max"]))
+        texts.insert(1, "|" + "\u2588" * filled + " " * (10 - filled) + "|")
+    return " ".join(t for t in texts if t)
+
+
+def _referenced(state: dict, roots: list[str]) -> set[str]:
+    """`roots` and every model their saved state names ("IPY_MODEL_<id>"), transitively."""
+    keep, todo = set(), list(roots)
+    while todo:
+        model = todo.pop()
+        if model in keep or model not in state:
+            continue
+        keep.add(model)
+        todo += re.findall(r"IPY_MODEL_(\w+)", json.dumps(state[model].get("state", {})))
+    return keep
+
+
+def text_widgets(nb) -> int:
+    """Store every widget view as text, except in cells tagged `interactive-widget`: a progress bar becomes
+    its last line (bar_text) as a plain-text output; any other widget view is dropped (its fallback is only
+    the widget's repr). The saved widget state keeps only the models the remaining views need (none: no
+    state at all). Returns how many widget views were converted or dropped."""
+    state, changed, kept = _state(nb), 0, []
     for cell in nb.cells:
+        interactive = INTERACTIVE in cell.get("metadata", {}).get("tags", [])
+        outputs = []
         for output in cell.get("outputs", []):
-            view = output.get("data", {}).get("application/vnd.jupyter.widget-view+json")
-            box = state.get(view["model_id"], {}) if view else {}
-            if box.get("model_name") != "HBoxModel":
-                continue
-            parts = [state.get(child.removeprefix("IPY_MODEL_"), {}) for child in box["state"].get("children", [])]
-            text = " ".join(html.unescape(part["state"]["value"]).replace("\u2007", " ").strip()
-                            for part in parts if part.get("model_name") == "HTMLModel" and part["state"].get("value"))
-            if text:
-                output["data"]["text/plain"] = text
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view is None:
+                outputs.append(output)
+            elif interactive:
+                outputs.append(output)
+                kept.append(view["model_id"])
+            else:
+                changed += 1
+                text = bar_text(state, view["model_id"])
+                if text:
+                    outputs.append(nbformat.v4.new_output("display_data", data={"text/plain": text}))
+        if cell.cell_type == "code":
+            cell.outputs = outputs
+    if "widgets" in nb.metadata:
+        keep = _referenced(state, kept)
+        if keep:
+            saved = nb.metadata["widgets"][WIDGET_STATE]
+            saved["state"] = {model: value for model, value in state.items() if model in keep}
+        else:
+            del nb.metadata["widgets"]
+    return changed
 
 
 def whole_numbers(value):
@@ -105,8 +169,20 @@ def stamp(*paths: str) -> int:
     return 0
 
 
+def text_only(*paths: str) -> int:
+    """text_widgets on each notebook, in place; nothing runs."""
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        changed = text_widgets(nb)
+        nbformat.write(nb, path)
+        print(f"{path}: {changed} widget views stored as text")
+    return 0
+
+
 def main(out_dir: str, *paths: str) -> int:
     os.environ.pop("MPLBACKEND", None)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
     failed = 0
     for path in map(Path, paths):
         nb = nbformat.read(path, as_version=4)
@@ -122,18 +198,21 @@ def main(out_dir: str, *paths: str) -> int:
         else:
             print(f"{path.name}: ran in {time.perf_counter() - start:.1f} s", flush=True)
         coalesce_streams(nb)
-        widget_text(nb)
+        text_widgets(nb)
         widgets = nb.metadata.get("widgets")
         if widgets:
             nb.metadata["widgets"] = whole_numbers(widgets)
         set_kernel_metadata(nb)
-        nbformat.write(nb, Path(out_dir) / path.name)
+        nbformat.write(nb, out / path.name)   # now: a later notebook's failure or a killed run loses nothing
+        print(f"  written to {out / path.name}", flush=True)
     return failed
 
 
 if __name__ == "__main__":
     if len(sys.argv) < 3:
         print("usage: python3 .ci/execute_notebooks.py OUT_DIR NOTEBOOK.ipynb [NOTEBOOK.ipynb ...]\n"
+              "       python3 .ci/execute_notebooks.py --text-widgets NOTEBOOK.ipynb [NOTEBOOK.ipynb ...]\n"
               "       python3 .ci/execute_notebooks.py --stamp NOTEBOOK.ipynb [NOTEBOOK.ipynb ...]", file=sys.stderr)
         sys.exit(2)
-    sys.exit(stamp(*sys.argv[2:]) if sys.argv[1] == "--stamp" else main(*sys.argv[1:]))
+    modes = {"--stamp": stamp, "--text-widgets": text_only}
+    sys.exit(modes[sys.argv[1]](*sys.argv[2:]) if sys.argv[1] in modes else main(*sys.argv[1:]))

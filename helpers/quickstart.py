@@ -1,6 +1,6 @@
 """The README's two quick-start commands. Standard library only: it runs before anything is installed.
 
-    python3 -m helpers.quickstart lab     # .venv + pinned packages, then JupyterLab on notebooks/
+    python3 -m helpers.quickstart lab     # .venv + pinned packages, then JupyterLab on the first notebook
     python3 -m helpers.quickstart test    # .venv + pinned packages, then the whole test suite (QUICK=1)
 
 First, in well under a second, it checks the system packages the series needs on Linux (python3-venv,
@@ -8,7 +8,9 @@ Mesa's EGL and software renderer, glslangValidator); if any is missing it stops 
 `apt-get install` line that adds exactly those. Then both commands create ./.venv on first use (and
 reinstall when requirements.txt changes), and put the repository on that environment's path (a .pth
 file), so `import helpers` works in JupyterLab, nbval and pytest. `lab` then becomes JupyterLab (the same
-process, so stopping it stops JupyterLab). Extra arguments after `test` go to pytest, e.g.
+process, so stopping it stops JupyterLab), serving the repository root, so every relative link in the
+notebooks (../glsl/*.comp, ../README.md) opens, and showing the first notebook; JupyterLab starts each
+notebook's kernel in the notebook's folder, so the notebooks run with notebooks/ as working directory. Extra arguments after `test` go to pytest, e.g.
 `python3 -m helpers.quickstart test -k matmul`. Every other command in the README runs in that
 environment: `.venv/bin/python -m helpers.gl`.
 """
@@ -23,10 +25,12 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV = ROOT / ".venv"
+FIRST_NOTEBOOK = "notebooks/01_numpy_mlp.ipynb"   # what `lab` opens on, relative to ROOT
 TEST_ARGS = ["tests", "notebooks", "--nbval-lax", "--nbval-current-env", "-p", "no:cacheprovider",
              "-rs"]   # -rs: print why each skipped test was skipped
 
@@ -131,10 +135,13 @@ def ensure_venv() -> Path:
     stamp = VENV / ".requirements.sha256"
     digest = hashlib.sha256(requirements.read_bytes()).hexdigest()
     if not stamp.exists() or stamp.read_text() != digest:
-        print("installing the pinned packages from requirements.txt", flush=True)
+        print("installing the pinned packages from requirements.txt (about a minute the first time)...", flush=True)
+        start = time.monotonic()
         _run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], "Upgrading pip")
-        _run([str(python), "-m", "pip", "install", "-q", "-r", str(requirements)], "Installing requirements.txt")
+        _run([str(python), "-m", "pip", "install", "--progress-bar", "off", "-r", str(requirements)],
+             "Installing requirements.txt")
         stamp.write_text(digest)
+        print(f"installed the pinned packages in {time.monotonic() - start:.0f} s", flush=True)
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
     (Path(site) / "gpu-mlp-series.pth").write_text(str(ROOT) + "\n")
@@ -154,6 +161,14 @@ def hand_over(command: list[str], env: dict | None = None) -> int:
     return 0   # not reached
 
 
+def lab_args(root: Path = ROOT) -> list[str]:
+    """JupyterLab's arguments (after `python -m jupyterlab`) for the quick start and the CI's browser check:
+    serve `root`, so links from a notebook to ../glsl/ or ../README.md stay inside what the server serves,
+    and open on the first notebook. As root (containers, CI) JupyterLab must be told that is intended."""
+    as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+    return [*as_root, f"--ServerApp.root_dir={root}", f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}"]
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("lab", "test"):
         print(__doc__)
@@ -164,8 +179,7 @@ def main(argv: list[str]) -> int:
         return 1
     python = str(ensure_venv())
     if argv[0] == "lab":
-        as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []  # containers, CI
-        return hand_over([python, "-m", "jupyterlab", *as_root, str(ROOT / "notebooks"), *argv[1:]])
+        return hand_over([python, "-m", "jupyterlab", *lab_args(), *argv[1:]])
     env = dict(os.environ, QUICK=os.environ.get("QUICK", "1"), MPLBACKEND="Agg")
     return hand_over([python, "-m", "pytest", *TEST_ARGS, *argv[1:]], env)
 

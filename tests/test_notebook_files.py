@@ -107,3 +107,26 @@ def test_widget_state_stores_whole_numbers_as_integers():
     found = [where for path in NOTEBOOKS
              for where in floats(json.loads(path.read_text())["metadata"].get("widgets", {}), path.name)]
     assert not found, f"whole numbers stored as floats (JupyterLab saves them as integers): {found[:5]}"
+
+
+INTERACTIVE = "interactive-widget"   # .ci/execute_notebooks.py's tag for a widget the notebook means to show
+
+
+def test_committed_outputs_hold_no_widget_views():
+    """A stored widget view is drawn only in a trusted notebook, and there with no kernel behind it, as a
+    widget with red 'disconnected' icons: a committed progress bar is text (.ci/execute_notebooks.py stores
+    it so). Only a cell tagged `interactive-widget` may keep one, beside a static picture of its last state."""
+    found = []
+    for path in NOTEBOOKS:
+        for index, cell in enumerate(json.loads(path.read_text())["cells"]):
+            outputs = cell.get("outputs", [])
+            if INTERACTIVE in cell.get("metadata", {}).get("tags", []):
+                if not any("image/png" in o.get("data", {}) for o in outputs):
+                    found.append(f"{path.name} cell {index}: tagged '{INTERACTIVE}' but no picture of its last state")
+                continue
+            views = sum("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+            if views:
+                found.append(f"{path.name} cell {index}: {views}")
+    assert not found, ("widget views stored in cells not tagged 'interactive-widget' (run "
+                       f".ci/execute_notebooks.py --text-widgets on the notebook), or a tagged cell with no "
+                       f"image/png output beside its widget: {found}")

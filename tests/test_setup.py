@@ -114,7 +114,9 @@ def test_lab_hands_its_process_to_jupyterlab(tmp_path):
         line = driver.stdout.readline().split()
         pid = int(line[1])
         assert line[3] == str(ROOT), "JupyterLab starts in the repository"
-        assert line[5:7] == ["-m", "jupyterlab"] and line[-2:] == [str(ROOT / "notebooks"), "--no-browser"], line
+        assert line[5:7] == ["-m", "jupyterlab"] and line[-1] == "--no-browser", line
+        assert f"--ServerApp.root_dir={ROOT}" in line, "JupyterLab serves the repository root: links to ../glsl open"
+        assert f"--LabApp.default_url=/lab/tree/{quickstart.FIRST_NOTEBOOK}" in line, "it opens on the first notebook"
         assert pid == driver.pid, "quickstart waits on a child process instead of becoming JupyterLab"
         driver.terminate()
         driver.wait(timeout=10)
@@ -160,3 +162,114 @@ def test_readme_commands_run_in_the_quickstart_environment():
                 pytest.fail(f"README {title}: `{command}` needs .venv/bin/python (moderngl lives in .venv)")
             module = re.search(r"-m (helpers\.\w+)", command)
             assert module and importlib.util.find_spec(module.group(1)) is not None, command
+
+
+def test_the_install_shows_progress(tmp_path, monkeypatch, capsys):
+    """The first install takes about a minute: a line before, pip's own lines (no -q), a line after."""
+    python = tmp_path / "bin" / "python"
+    python.parent.mkdir()
+    python.touch()
+    (tmp_path / "lib").mkdir()
+    calls = []
+    monkeypatch.setattr(quickstart, "VENV", tmp_path)
+    monkeypatch.setattr(quickstart, "venv_python", lambda: python)
+    monkeypatch.setattr(quickstart, "_run", lambda command, what: calls.append(command))
+    monkeypatch.setattr(quickstart.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(
+        a, 0, stdout=str(tmp_path / "lib") + "\n"))
+    quickstart.ensure_venv()
+    printed = capsys.readouterr().out.splitlines()
+    install = [c for c in calls if "-r" in c]
+    assert install and "-q" not in install[0], "pip install -r runs quietly: nothing shows for a minute"
+    assert printed[0].startswith("installing the pinned packages") and printed[-1].startswith("installed the pinned"), printed
+
+
+# --- what the README's other commands write -----------------------------------------------------------
+
+def _git(*args):
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_a_readers_benchmark_runs_are_ignored_by_git():
+    for path in ("notebooks/results/bench-mine.json", "notebooks/results/bench-rtx4090.json"):
+        assert _git("check-ignore", "-q", path).returncode == 0, f"{path} is not ignored by git"
+    assert _git("check-ignore", "-q", "notebooks/results/bench-h100.json").returncode == 1, \
+        "the committed benchmark run must not be ignored"
+    readme = (ROOT / "README.md").read_text()
+    for written in re.findall(r"--out (\S+\.json)", readme):
+        assert _git("check-ignore", "-q", written).returncode == 0, f"the README's bench command writes {written}, not ignored"
+
+
+def _execute_notebooks():
+    spec = importlib.util.spec_from_file_location("execute_notebooks", ROOT / ".ci" / "execute_notebooks.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _bar_state(prefix: str, value: int, total: int) -> dict:
+    html_model = lambda text: {"model_name": "HTMLModel", "state": {"value": text}}   # noqa: E731
+    return {f"{prefix}box": {"model_name": "HBoxModel", "state": {"children": [
+                f"IPY_MODEL_{prefix}label", f"IPY_MODEL_{prefix}bar", f"IPY_MODEL_{prefix}count"]}},
+            f"{prefix}label": html_model("epoch 1: 100%"),
+            f"{prefix}bar": {"model_name": "FloatProgressModel", "state": {"value": value, "max": total,
+                                                                           "style": f"IPY_MODEL_{prefix}style"}},
+            f"{prefix}style": {"model_name": "ProgressStyleModel", "state": {}},
+            f"{prefix}count": html_model(f"{value}/{total} [00:01&lt;00:00]")}
+
+
+def test_execute_notebooks_stores_progress_bars_as_text_and_keeps_tagged_widgets():
+    import nbformat
+
+    ex = _execute_notebooks()
+    view = lambda model: nbformat.v4.new_output("display_data", data={   # noqa: E731
+        ex.WIDGET_VIEW: {"model_id": model, "version_major": 2, "version_minor": 0}, "text/plain": "0/469"})
+    bar = nbformat.v4.new_code_cell("train()", outputs=[view("abox")])
+    pad = nbformat.v4.new_code_cell("pad", outputs=[view("pbox"), nbformat.v4.new_output(
+        "display_data", data={"image/png": "iVBOR"})], metadata={"tags": [ex.INTERACTIVE]})
+    other = nbformat.v4.new_code_cell("w", outputs=[view("zzz")])
+    nb = nbformat.v4.new_notebook(cells=[bar, pad, other])
+    state = {**_bar_state("a", 469, 469), **_bar_state("p", 3, 10), "zzz": {"model_name": "ButtonModel", "state": {}}}
+    nb.metadata["widgets"] = {ex.WIDGET_STATE: {"state": state, "version_major": 2, "version_minor": 0}}
+    assert ex.text_widgets(nb) == 2
+    assert bar.outputs == [nbformat.v4.new_output("display_data", data={
+        "text/plain": "epoch 1: 100% |\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588\u2588| 469/469 [00:01<00:00]"})]
+    assert other.outputs == []                                      # a widget's repr says nothing to a reader
+    assert ex.WIDGET_VIEW in pad.outputs[0]["data"]                 # the tagged widget stays, with what it needs
+    assert set(nb.metadata["widgets"][ex.WIDGET_STATE]["state"]) == {"pbox", "plabel", "pbar", "pstyle", "pcount"}
+    nb.cells[1].metadata["tags"] = []
+    ex.text_widgets(nb)
+    assert "widgets" not in nb.metadata                             # nothing left that needs saved state
+
+
+def test_execute_notebooks_makes_out_dir_and_writes_each_notebook_when_it_has_run(tmp_path, monkeypatch):
+    import nbformat
+
+    ex = _execute_notebooks()
+    for name in ("a.ipynb", "b.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]), tmp_path / name)
+    written_before_b = []
+
+    class Client:
+        def __init__(self, nb, **kwargs):
+            self.nb = nb
+
+        def execute(self):
+            if self.nb.cells[0].source == "2":
+                written_before_b.extend(p.name for p in (tmp_path / "out" / "deep").glob("*.ipynb"))
+                raise RuntimeError("the kernel died")
+
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("2")]), tmp_path / "b.ipynb")
+    monkeypatch.setattr(ex, "NotebookClient", Client)
+    monkeypatch.setattr(ex, "set_kernel_metadata", lambda nb: None)
+    assert ex.main(str(tmp_path / "out" / "deep"), str(tmp_path / "a.ipynb"), str(tmp_path / "b.ipynb")) == 1
+    assert written_before_b == ["a.ipynb"]
+    assert sorted(p.name for p in (tmp_path / "out" / "deep").iterdir()) == ["a.ipynb", "b.ipynb"]
+
+
+def test_execute_notebooks_docstring_names_a_readme_section_that_exists():
+    doc = _execute_notebooks().__doc__
+    sections = re.findall(r'README(?:\.md)?, section "([^"]+)"', doc)
+    assert sections, "the docstring points to no README section"
+    for title in sections:
+        assert f"\n## {title}\n" in (ROOT / "README.md").read_text(), f"README.md has no section '{title}'"
