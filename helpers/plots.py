@@ -83,10 +83,13 @@ def digit_grid(images: np.ndarray, labels=None, predicted=None, cols: int = 10, 
     return fig
 
 
-def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str = "", log: bool = False):
+def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str = "", log: bool = False,
+                 small: float = 0.0):
     """Stacked horizontal bars: one bar per row (a version, a batch size), one segment per phase.
 
-    rows = {"naive": {"upload": 1e-5, "kernel": 2e-6, "readback": 8e-6}, ...}, seconds.
+    rows = {"naive": {"upload": 1e-5, "kernel": 2e-6, "readback": 8e-6}, ...}, seconds. small: a segment
+    narrower than this share of the longest bar is too thin to see, so its phase and value are written after
+    the bar's total (0: never).
     """
     import matplotlib.pyplot as plt
 
@@ -100,12 +103,17 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
         ax.barh(names, values, left=left, label=phase, color=colour)
         left += values
     for y, total in enumerate(left):
-        ax.text(total, y, f" {total:.3g} {unit}", va="center", fontsize=9)
+        thin = [f"{phase} {rows[names[y]][phase] * scale:.2g}" for phase in phases
+                if 0 < rows[names[y]].get(phase, 0.0) * scale < small * left.max()]
+        note = f" ({', '.join(thin)} {unit})" if thin else ""
+        ax.text(total, y, f" {total:.3g} {unit}{note}", va="center", fontsize=9)
     ax.invert_yaxis()
     ax.set(xlabel=f"time ({unit})", title=title)
     if log:
         ax.set_xscale("log")
-    ax.set_xlim(right=left.max() * (3 if log else 1.25))
+        ax.set_xlim(right=left.max() * 3)
+    else:
+        ax.set_xlim(0, left.max() * 1.25)   # time starts at 0
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)   # outside: never over a bar or its label
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
@@ -138,26 +146,31 @@ def clock_trace(log, windows=(), title: str = ""):
 class LivePlot:
     """A loss/accuracy figure that redraws in place while training runs in JupyterLab.
 
-    plot = LivePlot(); plot.update(step, loss=...); plot.update(epoch, test_acc=...); ...; plot.close()
-    update() records every point but redraws only for an accuracy, which Trainer.train reports once an
+    plot = LivePlot(title, epochs=10); plot.update(step, loss=...); plot.update(epoch, test_acc=...); ...
+    plot.close(). The axes are labelled and span the epochs from the start; the first update draws at once,
+    then update() records every point but redraws only for an accuracy, which Trainer.train reports once an
     epoch: a redraw keeps the CPU busy for a tenth of a second or so, and a GPU left idle that long lowers
-    its clock, which slows the next steps (notebook 04, section 13, measures it). The notebook keeps only the final
+    its clock, which slows the next steps (notebook 05 measures it). The notebook keeps only the final
     figure. Outside Jupyter, update() just records.
     """
 
-    def __init__(self, title: str = "training"):
+    MARKERS = {"train_acc": ("o", "tab:blue"), "test_acc": ("s", "tab:orange")}
+
+    def __init__(self, title: str = "training", epochs: int | None = None):
         from matplotlib.figure import Figure
 
-        self.title = title
+        self.title, self.epochs = title, epochs
         self.points = {"loss": [], "train_acc": [], "test_acc": []}
         self.fig = Figure(figsize=(10, 3.5))
         self.ax_loss, self.ax_acc = self.fig.subplots(1, 2)
         self.handle = None
+        self.drawn = False
         try:
             from IPython import get_ipython
             from IPython.display import display
 
             if get_ipython() is not None:
+                self.redraw(show=False)
                 self.handle = display(self.fig, display_id=True)
         except ImportError:
             pass
@@ -166,26 +179,44 @@ class LivePlot:
         for key, value in values.items():
             if value is not None:
                 self.points.setdefault(key, []).append((x, value))
-        if self.handle is not None and any(key != "loss" for key in values):   # once an epoch, in Jupyter
-            self.redraw()
+        if self.handle is not None and (not self.drawn or any(key != "loss" for key in values)):
+            self.redraw()   # the first point at once, then once an epoch
 
-    def redraw(self) -> None:
+    def redraw(self, show: bool = True) -> None:
         self.ax_loss.clear(), self.ax_acc.clear()
         if self.points["loss"]:
             xs, ys = zip(*self.points["loss"])
-            self.ax_loss.plot(xs, ys, marker="o" if len(xs) <= 30 else None, markersize=3)
-        self.ax_loss.set(xlabel="epoch", ylabel="training loss", yscale="log", title=self.title)
-        for key in ("train_acc", "test_acc"):
-            if self.points.get(key):
-                xs, ys = zip(*self.points[key])
-                self.ax_acc.plot(xs, 100 * np.asarray(ys), marker="o", label=key.replace("_acc", ""))
+            self.ax_loss.plot(xs, ys, marker="o" if len(xs) <= 30 else None, markersize=3, color="tab:blue")
+            self.ax_loss.set_yscale("log")
+        else:
+            self.ax_loss.text(0.5, 0.5, "the first losses come back\nat the first check", ha="center",
+                              va="center", transform=self.ax_loss.transAxes, color="grey")
+            self.ax_loss.set_yticks([])   # no made-up 0-1 scale before there is a loss
+        self.ax_loss.set(xlabel="epoch", ylabel="training loss", title=self.title)
+        accuracies = [key for key in ("train_acc", "test_acc") if self.points.get(key)]
+        for key in accuracies:
+            xs, ys = zip(*self.points[key])
+            marker, colour = self.MARKERS[key]
+            self.ax_acc.plot(xs, 100 * np.asarray(ys), marker=marker, color=colour, label=key.replace("_acc", ""))
+        if accuracies:
+            self.ax_acc.legend(loc="upper left", bbox_to_anchor=(1.01, 1))   # outside the data
+            values = [100 * v for key in accuracies for _, v in self.points[key]]
+            middle = (max(values) + min(values)) / 2
+            if max(values) - min(values) < 2:   # at least two points of accuracy tall: no 0.01 % ticks
+                self.ax_acc.set_ylim(middle - 1, middle + 1)
+        else:
+            self.ax_acc.text(0.5, 0.5, "accuracy after each epoch", ha="center", va="center",
+                             transform=self.ax_acc.transAxes, color="grey")
+            self.ax_acc.set_yticks([])
         self.ax_acc.set(xlabel="epoch", ylabel="accuracy (%)")
-        if self.points.get("train_acc") or self.points.get("test_acc"):
-            self.ax_acc.legend()
+        xs = [x for series in self.points.values() for x, _ in series]
+        right = self.epochs or max(xs + [1])
         for ax in (self.ax_loss, self.ax_acc):
+            ax.set_xlim(0, right * 1.02)   # the whole run's epochs from the first update: one point is not a range
             ax.grid(alpha=0.3)
         self.fig.tight_layout()
-        if self.handle is not None:
+        self.drawn = self.drawn or bool(xs)
+        if show and self.handle is not None:
             self.handle.update(self.fig)
 
     def close(self):
