@@ -22,12 +22,16 @@ def make_data(seed=7, n=N):
 
 
 def make_trainer(ctx, optimizer=None, batch_size=37, seed=3, hidden=H, images=None, labels=None, split=False,
-                 backward=None):
+                 backward=None, **layout):
+    """The plain pair (fused_forward_1, fused_backward_1) unless `layout` says otherwise (blocked=None,
+    tiled_hidden=None: the trainer's default layout for the width)."""
     if images is None:
         images, labels, _ = make_data()
     params = reference.init_params(784, hidden, 10, seed=1)
+    layout = layout or dict(blocked=False)
     return fused_mlp.FusedMLP(ctx, params, images, labels, optimizer=optimizer or reference.SGD(0.3),
-                              batch_size=batch_size, seed=seed, split_hidden=split, backward_defines=backward), params
+                              batch_size=batch_size, seed=seed, split_hidden=split, backward_defines=backward,
+                              **layout), params
 
 
 def run_forward(trainer, step, epoch=0):
@@ -72,7 +76,7 @@ def test_forward_xent_matches_reference(ctx, batch_size, step, hidden, split):
 @pytest.mark.parametrize("tunables", [None, dict(BC=32, TJ=32, TKT=8, KPT=2)], ids=["tuned", "BC32"])
 @pytest.mark.parametrize("batch_size", [37, 1, 128])
 def test_backward_gradients_match_reference(ctx, batch_size, tunables):
-    """fused_backward_1 with params 0 and SGD lr = -1 leaves exactly the gradients in the params buffer,
+    """fused_backward_1 with params 0 and the lr uniform at -1 leaves exactly the gradients in the params buffer,
     with FusedMLP's tuned tunables and with the shader's own (batch 128 = four BC chunks of 32)."""
     n = 150
     images, labels, X = make_data(n=n)
@@ -88,7 +92,7 @@ def test_backward_gradients_match_reference(ctx, batch_size, tunables):
         full[:batch_size] = rows
         trainer.write(name, full)
     trainer.write_params({k: np.zeros_like(v) for k, v in params.items()})
-    trainer.lr = -1.0
+    trainer.backward.set(lr=-1.0)   # the shader's uniform itself: the trainer refuses a negative rate
     trainer.backward.set(step=0)
     trainer.backward.program.run(*trainer.dispatches(0)[1][1])
     got = trainer.read_params()
@@ -120,6 +124,49 @@ def test_fused_steps_match_reference(ctx, make_optimizer, batch_size, hidden, sp
             optimizer.step(ref, grads)
     assert_trained_like(trainer, ref, optimizer)
     assert trainer.counts["steps"] == 2 * steps
+
+
+@pytest.mark.parametrize("hidden, shaders", [
+    (128, ["fused_forward_1_xent.comp", "fused_backward_3_blocked.comp"]),
+    (130, ["fused_forward_1_xent.comp", "fused_backward_3_blocked.comp"]),
+    (800, ["fused_hidden_2_blocked.comp", "fused_head_1_xent.comp", "fused_backward_3_blocked.comp"])],
+    ids=["H128", "H130", "H800"])
+def test_default_is_the_fastest_layout_for_the_width(ctx, hidden, shaders):
+    """Given no layout, FusedMLP runs register blocking, and above fused_mlp.WIDE_FROM hidden units the
+    three-dispatch step too (the faster on an H200 at 784-128-10 and 784-800-10); given one option, exactly
+    that; with dropout, the dropout pair."""
+    trainer, _ = make_trainer(ctx, hidden=hidden, blocked=None, tiled_hidden=None)
+    assert [k.name for k, _ in trainer.dispatches(0)] == shaders
+    assert (trainer.blocked, trainer.tiled_hidden) == (True, hidden > fused_mlp.WIDE_FROM)
+    plain, _ = make_trainer(ctx, hidden=hidden, blocked=False)
+    assert [k.name for k, _ in plain.dispatches(0)] == ["fused_forward_1_xent.comp", "fused_backward_1_update.comp"]
+    tiled, _ = make_trainer(ctx, hidden=hidden, tiled_hidden=True)
+    assert (tiled.blocked, tiled.tiled_hidden) == (False, True)
+    images, labels, _ = make_data()
+    dropping = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=1), images, labels,
+                                  optimizer=reference.SGD(0.3), batch_size=37, dropout=(0.8, 0.5))
+    assert [k.name for k, _ in dropping.dispatches(0)] == ["fused_forward_2_dropout.comp", "fused_backward_2_dropout.comp"]
+    for t in (trainer, plain, tiled, dropping):
+        t.release()
+
+
+@pytest.mark.parametrize("make_optimizer", [lambda: reference.SGD(0.3), lambda: reference.Momentum(0.1, 0.9)],
+                         ids=["SGD", "Momentum"])
+@pytest.mark.parametrize("hidden", [H, 800], ids=["H130", "H800"])
+def test_default_layout_steps_match_reference(ctx, make_optimizer, hidden):
+    """The default layout's whole steps (blocked; blocked and tiled at H 800) over two epochs equal the reference's."""
+    images, labels, X = make_data()
+    trainer, params = make_trainer(ctx, make_optimizer(), images=images, labels=labels, hidden=hidden,
+                                   blocked=None, tiled_hidden=None)
+    ref, optimizer = {k: v.copy() for k, v in params.items()}, make_optimizer()
+    for epoch in range(2):
+        trainer.start_epoch(epoch)
+        order = reference.epoch_order(N, epoch, 3)
+        for s in range(trainer.steps_per_epoch):
+            trainer.step(s)
+            idx = order[s * 37:(s + 1) * 37]
+            optimizer.step(ref, reference.loss_and_grads(ref, X[idx], labels[idx])[1])
+    assert_trained_like(trainer, ref, optimizer)
 
 
 def assert_trained_like(trainer, ref: dict, optimizer) -> None:
