@@ -1,10 +1,15 @@
-"""The README's results table and transfer-vs-kernel figure, generated from one benchmark JSON file.
+"""The README's headline results, the full results table and the transfer-vs-kernel figure, generated
+from one benchmark JSON file.
 
-    python -m helpers.bench all --out notebooks/results/bench-h100.json    # on the GPU machine
-    python -m helpers.report notebooks/results/bench-h100.json             # rewrites README.md's table and figure
+    python -m helpers.bench all --out notebooks/results/bench-mine.json   # on your GPU
+    python -m helpers.report notebooks/results/bench-mine.json            # rewrites the three from it
 
-Nothing here measures: every figure is copied from the JSON that helpers.bench wrote, with the device,
-driver and date it recorded.
+writes notebooks/results/RESULTS.md (every row the run measured), the headline rows between the
+<!-- RESULTS-TABLE --> markers of README.md, and notebooks/results/transfer_vs_kernel.png. The committed
+ones come from notebooks/results/bench-h100.json. Nothing here measures: every figure is copied from the
+JSON that helpers.bench wrote, with the device, driver and date it recorded. A JSON from any machine
+works: a row the machine could not measure (no PyTorch or JAX there, no persistently mapped buffers, a
+grid barrier that gave up) is left out, and the page says which.
 """
 
 from __future__ import annotations
@@ -14,48 +19,123 @@ import re
 import sys
 from pathlib import Path
 
-from .bench import goals as bench_goals
 from .bench import matmul as bench_matmul
 from .bench import products as bench_products
 
 ROOT = Path(__file__).resolve().parent.parent
-FIGURE = ROOT / "notebooks" / "results" / "transfer_vs_kernel.png"
+RESULTS = ROOT / "notebooks" / "results"
+FIGURE = RESULTS / "transfer_vs_kernel.png"
+FULL_TABLE = RESULTS / "RESULTS.md"
+DROPOUT = RESULTS / "dropout-final.json"
+HEADLINE_ROWS = 12
+
+
+def against(ours: float, theirs: float) -> str:
+    """'1.4× faster' / '2.9× slower': our time against theirs, with three figures while the two are close."""
+    if ours <= 0 or theirs <= 0:
+        raise ValueError(f"times must be positive, got {ours} and {theirs}")
+    ratio = max(ours, theirs) / min(ours, theirs)
+    figures = f"{ratio:.3g}" if ratio < 1.1 else f"{ratio:.2g}"
+    return "as fast" if figures in ("1", "1.00") else f"{figures}× {'faster' if ours < theirs else 'slower'}"
 
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} µs"
 
 
+def _card(record: dict) -> str:
+    return record["device"]["renderer"].split("/")[0]
+
+
+# --- what a machine could not measure ---------------------------------------------------------------------------
+
+def unmeasured(record: dict) -> list[str]:
+    """Each row of the record that holds no time (torch missing, a feature this driver lacks, an error),
+    as 'name (why)'."""
+    out = []
+    for bench, rows in record["benches"].items():
+        for r in rows if isinstance(rows, list) else []:
+            name = r.get("what") or r.get("name") or r.get("impl") or "?"
+            if bench == "matmul" or bench == "products":
+                name = f"{r.get('impl')} {r.get('size', '×'.join(map(str, r.get('shape', []))))}"
+            if "error" in r:
+                out.append(f"{bench}: {name} ({r['error']})")
+            elif any(key in r and r[key] is None for key in ("seconds", "ms", "epoch_s")):
+                out.append(f"{bench}: {name} ({r.get('clock', 'not measured')})")
+    return out
+
+
+def measured(record: dict) -> dict:
+    """The record with only the rows that hold a time."""
+    def has_time(r):
+        return "error" not in r and not any(key in r and r[key] is None for key in ("seconds", "ms", "epoch_s"))
+
+    benches = {bench: [r for r in rows if has_time(r)] if isinstance(rows, list) else rows
+               for bench, rows in record["benches"].items()}
+    return {**record, "benches": benches}
+
+
+def left_out_note(record: dict) -> str:
+    missing = unmeasured(record)
+    if not missing:
+        return ""
+    rows = "1 row" if len(missing) == 1 else f"{len(missing)} rows"
+    return f"Left out, as this run could not measure them ({rows}): " + "; ".join(missing) + "."
+
+
+# --- the full table (RESULTS.md) --------------------------------------------------------------------------------
+
+def fastest_rung(rows: list[dict], size: int) -> dict | None:
+    """The fastest GLSL matmul rung at n = size with a right result (not NumPy, cuBLAS or the no-loads row)."""
+    rungs = [r for r in rows if r["size"] == size and r["impl"].startswith("matmul_")
+             and r["impl"] != bench_matmul.NO_LOADS]
+    return max(rungs, key=lambda r: r["gflops"]) if rungs else None
+
+
+def cublas_row(rows: list[dict], size: int) -> dict | None:
+    return next((r for r in rows if r["size"] == size and "cuBLAS" in r["impl"]), None)
+
+
 def matmul_rows(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
     largest = max(r["size"] for r in rows)
     at = {r["impl"]: r for r in rows if r["size"] == largest}
-    cublas = next((r for name, r in at.items() if "cuBLAS" in name), None)
+    cublas = cublas_row(rows, largest)
     out = []
     for name, r in at.items():
         share = f" ({r['gflops'] / cublas['gflops']:.0%} of cuBLAS)" if cublas and r is not cublas else ""
         out.append(f"| matmul {largest}³, {name} | {r['gflops'] / 1e3:.1f} TFLOP/s{share} | {r['clock']} |")
-    for g in reversed(bench_matmul.goal_rows(rows)):   # issue #12's other sizes: the fastest rung at each
-        if g["size"] != largest:
-            best = next(r for r in rows if r["impl"] == g["best"] and r["size"] == g["size"])
-            out.append(f"| matmul {g['size']}³, fastest rung: {g['best']} | {best['gflops'] / 1e3:.1f} TFLOP/s "
-                       f"({g['share']:.0%} of cuBLAS's {best['gflops'] / g['share'] / 1e3:.1f}) | {best['clock']} |")
+    for size in sorted({r["size"] for r in rows if r["size"] >= 1024 and r["size"] != largest}, reverse=True):
+        best, blas = fastest_rung(rows, size), cublas_row(rows, size)
+        if best is None:
+            continue
+        beside = f" ({best['gflops'] / blas['gflops']:.0%} of cuBLAS's {blas['gflops'] / 1e3:.1f})" if blas else ""
+        out.append(f"| matmul {size}³, fastest rung: {best['impl']} | {best['gflops'] / 1e3:.1f} TFLOP/s{beside} "
+                   f"| {best['clock']} |")
     return out
 
 
 def inference_rows(rows: list[dict]) -> list[str]:
     out = []
     for r in rows:
-        if r["what"].startswith(("pack_images", "pack_u8")):  # a view of the same bytes: no work worth a row (pack_u8: older JSON)
+        if r["what"].startswith(("pack_images", "pack_u8")):  # a view of the same bytes: no work worth a row
             continue
-        value = _ms(r["seconds"]) + (f", {r['gbps']:.1f} GB/s" if "gbps" in r and "upload" in r["what"] else "")
+        value = _ms(r["seconds"]) + (f", {r['gbps']:.1f} GB/s" if r.get("gbps") and "upload" in r["what"] else "")
         out.append(f"| 10,000 test images: {r['what']} | {value} | {r['clock']} |")
     return out
+
+
+def _epoch_seconds(r: dict) -> float | None:
+    if r.get("epoch_s") is not None:
+        return r["epoch_s"]
+    return r["ms"] / 1e3 if r.get("ms") is not None else None
 
 
 def epoch_rows(rows: list[dict], label: str) -> list[str]:
     out = []
     for r in rows:
-        seconds = r.get("epoch_s", r.get("ms", 0) / 1e3 if "ms" in r else None)
+        seconds = _epoch_seconds(r)
         if seconds is None:
             continue
         extra = ""
@@ -81,15 +161,31 @@ def products_rows(rows: list[dict]) -> list[str]:
     return out
 
 
-def table(record: dict) -> str:
+def _provenance(record: dict, link_prefix: str) -> str:
     device = record["device"]
     kernels = ("kernels by wall clock around ctx.finish() (a software renderer: no GPU timer queries)"
                if device.get("software") else "kernels by GPU timer queries")
-    lines = [f"Measured by `python -m helpers.bench all` on **{device['renderer']}**, OpenGL "
-             f"{device['gl_version']}, {device['date']} ([JSON](notebooks/results/{record.get('_file', '')})); "
-             f"the GPU figures are medians, {kernels}, everything else by wall clock.",
-             "", "| what | result | clock |", "| --- | --- | --- |"]
-    benches = record["benches"]
+    source = f" ([JSON]({link_prefix}{record['_file']}))" if record.get("_file") else ""
+    quick = " in QUICK mode (small sizes: not comparable with a full run)" if record.get("quick") else ""
+    return (f"Measured by `python -m helpers.bench all`{quick} on **{device['renderer']}**, OpenGL "
+            f"{device['gl_version']}, {device['date']}{source}; the GPU figures are medians, {kernels}, "
+            f"everything else by wall clock.")
+
+
+def limits_table(record: dict) -> str:
+    """How far the fastest rows are from their limits (helpers.bench.limits), '' where that module is absent."""
+    try:
+        from .bench import limits
+    except ImportError:
+        return ""
+    return limits.table(record)
+
+
+def table(record: dict) -> str:
+    """Every row the run measured, as Markdown: the body of RESULTS.md."""
+    full = measured(record)
+    lines = [_provenance(record, ""), "", "| what | result | clock |", "| --- | --- | --- |"]
+    benches = full["benches"]
     if "matmul" in benches:
         lines += matmul_rows(benches["matmul"])
     if "inference" in benches:
@@ -100,20 +196,128 @@ def table(record: dict) -> str:
         lines += epoch_rows(benches["fused"], "one MNIST epoch, batch 128")
     if "products" in benches:
         lines += products_rows(benches["products"])
-    if bench_goals.scorecard(record):
-        lines += ["", "### Issue #12's goals", "", bench_goals.table(record)]
+    note = left_out_note(record)
+    if note:
+        lines += ["", note]
+    limits = limits_table(full)
+    if limits:
+        lines += ["", "## How far from the limits", "", limits]
     return "\n".join(lines)
 
 
-def figure(record: dict, path: Path = FIGURE) -> Path:
-    """Stacked bars: where the time of one 10,000-image inference goes (upload, kernels, readback)."""
+def results_page(record: dict) -> str:
+    return ("# Results\n\n<!-- Generated by `python -m helpers.report notebooks/results/"
+            f"{record.get('_file', 'BENCH.json')}`: edit helpers/report.py, not this file. -->\n\n"
+            "Every row of one benchmark run. The [README](../../README.md) shows the headline rows; "
+            "the notebooks explain each measurement where it is made.\n\n" + table(record) + "\n")
+
+
+# --- the headline rows (README) --------------------------------------------------------------------------------
+
+def _row(rows: list[dict], key: str, prefix: str) -> dict | None:
+    return next((r for r in rows if str(r.get(key, "")).startswith(prefix)), None)
+
+
+def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, str, str, str]]:
+    """(what, ours, against, ours against it) for at most HEADLINE_ROWS rows that tell the story: NumPy
+    against the GPU, transfers against kernels, the matmul ladder against cuBLAS, the fused trainer against
+    JAX and PyTorch of the same run, and the accuracies. A row whose figures the run lacks is left out."""
+    benches = measured(record)["benches"]
+    inference, train = benches.get("inference", []), benches.get("train", [])
+    fused, mm = benches.get("fused", []), benches.get("matmul", [])
+    out = []
+
+    def vs(what, ours_name, ours_s, their_name, their_s):
+        if ours_s is not None and their_s is not None:
+            out.append((what, f"{ours_name}: {_ms(ours_s)}", f"{their_name}: {_ms(their_s)}",
+                        against(ours_s, their_s)))
+
+    get = lambda prefix: (_row(inference, "what", prefix) or {}).get("seconds")   # noqa: E731
+    vs("10,000 test images through 784-128-10", "GPU, end to end (uint8 upload, kernels, readback)",
+       get("end to end, uint8"), "NumPy on the CPU", get("NumPy forward"))
+    glsl, numpy_epoch = _row(train, "name", "GLSL"), _row(train, "name", "NumPy")
+    vs("one training epoch of 784-128-10 (60,000 images)", f"GLSL, {glsl.get('dispatches_per_step', '?') if glsl else '?'} dispatches a step",
+       glsl and glsl["epoch_s"], "NumPy on the CPU", numpy_epoch and numpy_epoch["epoch_s"])
+    upload, kernels = get("upload float32 into existing"), get("kernels, float32")
+    readback = get("readback into a preallocated")
+    if upload is not None and kernels is not None:
+        out.append(("10,000 test images: moving them against computing on them", f"upload: {_ms(upload)}"
+                    + (f", readback: {_ms(readback)}" if readback is not None else ""),
+                    f"the two kernels: {_ms(kernels)}", f"the upload takes {upload / kernels:.0f}× the kernels"))
+    if mm:
+        largest = max(r["size"] for r in mm)
+        naive = next((r for r in mm if r["size"] == largest and r["impl"].startswith("matmul_1")), None)
+        best = fastest_rung(mm, largest)
+        if naive and best and best is not naive:
+            out.append((f"matmul {largest}³: the ladder's first rung to its top", f"{best['impl']}: "
+                        f"{best['gflops'] / 1e3:.1f} TFLOP/s", f"{naive['impl']}: {naive['gflops'] / 1e3:.1f} TFLOP/s",
+                        f"{best['gflops'] / naive['gflops']:.1f}× the speed"))
+        shares = [(size, fastest_rung(mm, size), cublas_row(mm, size)) for size in sorted({r["size"] for r in mm})
+                  if size >= 1024]
+        shares = [(size, b, c) for size, b, c in shares if b and c]
+        if shares:
+            size, b, c = shares[-1]
+            out.append((f"matmul {size}³: the ladder's top against cuBLAS fp32", f"{b['impl']}: "
+                        f"{b['gflops'] / 1e3:.1f} TFLOP/s", f"cuBLAS: {c['gflops'] / 1e3:.1f} TFLOP/s",
+                        "its speed: " + ", ".join(f"{b2['gflops'] / c2['gflops']:.0%} at {s}³" for s, b2, c2 in shares)))
+    from .bench import fused as bench_fused
+
+    for hidden, rivals in ((128, ("JAX jit(lax.scan) 784-128-10 SGD, fp32", "JAX jit(lax.scan) 784-128-10 SGD, "
+                                   "precision default", "PyTorch CUDA graph whole epoch", "PyTorch eager 784-128")),
+                            (800, ("JAX jit(lax.scan) 784-800-10 Momentum, fp32",))):
+        best = bench_fused.fastest_glsl(fused, hidden) if fused else None
+        if best is None:
+            continue
+        labels = {"JAX jit(lax.scan) 784-128-10 SGD, fp32": "JAX, fp32",
+                  "JAX jit(lax.scan) 784-128-10 SGD, precision default": "JAX, default precision (TF32)",
+                  "PyTorch CUDA graph whole epoch": "PyTorch, the epoch in one CUDA graph",
+                  "PyTorch eager 784-128": "PyTorch eager",
+                  "JAX jit(lax.scan) 784-800-10 Momentum, fp32": "JAX, fp32"}
+        for prefix in rivals:
+            them = _row(fused, "name", prefix)
+            if them is not None:
+                vs(f"one training epoch of 784-{hidden}-10, same run", f"ours ({best['name']})", best["ms"] / 1e3,
+                   labels[prefix], them["ms"] / 1e3)
+    if glsl and glsl.get("test_acc") is not None:
+        epochs = len(glsl.get("epochs_s", [])) + 1
+        out.append(("test accuracy, 784-128-10, SGD", f"{100 * glsl['test_acc']:.2f} % after {epochs} epochs",
+                    "", "the GLSL trainer of the epoch row above"))
+    if dropout and dropout.get("test_accuracy_percent"):
+        acc, recipe = dropout["test_accuracy_percent"], dropout.get("recipe", {})
+        out.append((f"test accuracy, 784-{recipe.get('hidden', '?')}-10, dropout and max-norm",
+                    f"{acc['mean']:.2f} ± {acc['std']:.2f} % over {len(dropout.get('runs', []))} seeds",
+                    "", f"{dropout.get('seconds', 0):.0f} s of training each, on {_card(dropout)} "
+                        f"([JSON](notebooks/results/{DROPOUT.name}))"))
+    return out[:HEADLINE_ROWS]
+
+
+def headline(record: dict, dropout: dict | None = None) -> str:
+    """The README's results section: the headline rows, the card, where the full table is."""
+    lines = ["## Results", "",
+             f"Headline rows of one run on **{_card(record)}** ({record['device']['date']}, "
+             f"[JSON](notebooks/results/{record.get('_file', '')})); every row of that run, and how far the fastest "
+             f"ones are from their limits, are in [notebooks/results/RESULTS.md](notebooks/results/RESULTS.md).", "",
+             "| what | ours | against | |", "| --- | --- | --- | --- |"]
+    lines += [f"| {what} | {ours} | {against} | {verdict} |" for what, ours, against, verdict in
+              headline_rows(record, dropout)]
+    if unmeasured(record):
+        lines += ["", "The rows this run could not measure (no PyTorch or JAX installed, say) are listed in "
+                      "RESULTS.md; a headline row that needs one is left out."]
+    return "\n".join(lines)
+
+
+# --- the figure --------------------------------------------------------------------------------------------------
+
+def figure(record: dict, path: Path = FIGURE) -> Path | None:
+    """Stacked bars: where the time of one 10,000-image inference goes (upload, kernels, readback), beside
+    NumPy; None if the run lacks one of those rows."""
     import matplotlib
 
     matplotlib.use("Agg")
     from . import plots
 
-    rows = {r["what"]: r["seconds"] for r in record["benches"]["inference"]}
-    pick = lambda prefix: next(v for k, v in rows.items() if k.startswith(prefix))  # noqa: E731
+    rows = {r["what"]: r["seconds"] for r in measured(record)["benches"].get("inference", [])}
+    pick = lambda prefix: next((v for k, v in rows.items() if k.startswith(prefix)), None)  # noqa: E731
     bars = {
         "float32 images": {"upload": pick("upload float32 into existing"), "kernel": pick("kernels, float32"),
                            "readback": pick("readback into a preallocated")},
@@ -121,32 +325,60 @@ def figure(record: dict, path: Path = FIGURE) -> Path:
                                  "readback": pick("readback into a preallocated")},
         "NumPy on the CPU": {"numpy": pick("NumPy forward")},
     }
-    fig = plots.stacked_bars(bars, scale=1e3, unit="ms",
-                             title=f"10,000 test images through 784-128-10 on {record['device']['renderer'].split('/')[0]}\n"
-                                   "upload and readback against kernel time, and NumPy")
-    fig.savefig(path, dpi=110)
+    if any(v is None for bar in bars.values() for v in bar.values()):
+        return None
+    fig = plots.stacked_bars(bars, scale=1e3, unit="ms", small=0.05,
+                             title=f"10,000 test images through 784-128-10 on {_card(record)}:\n"
+                                   "moving them (upload, readback) against computing on them (kernel)")
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
 
+
+# --- writing the files -------------------------------------------------------------------------------------------
 
 def replace_block(text: str, name: str, content: str) -> str:
     """Put `content` between <!-- NAME --> and <!-- /NAME --> in `text`."""
     pattern = re.compile(rf"<!-- {name} -->.*?<!-- /{name} -->", re.DOTALL)
     if not pattern.search(text):
-        raise ValueError(f"README.md has no <!-- {name} --> ... <!-- /{name} --> markers")
+        raise ValueError(f"README.md has no <!-- {name} --> ... <!-- /{name} --> markers: put them back "
+                         "around the results section")
     return pattern.sub(lambda m: f"<!-- {name} -->\n{content}\n<!-- /{name} -->", text, count=1)
 
 
-def main(json_path: str) -> int:
+def load(json_path: str | Path) -> dict:
     path = Path(json_path)
-    record = json.loads(path.read_text())
+    if not path.exists():
+        sys.exit(f"{path}: no such file. Make one with: .venv/bin/python -m helpers.bench all --out {path}")
+    try:
+        record = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        sys.exit(f"{path} is not JSON ({exc}): give the file `python -m helpers.bench all --out` wrote")
+    if not isinstance(record, dict) or not {"device", "benches"} <= set(record):
+        sys.exit(f"{path} is not a benchmark record (no 'device' and 'benches'): give the file "
+                 "`python -m helpers.bench all --out` wrote")
     record["_file"] = path.name
-    readme = ROOT / "README.md"
-    text = replace_block(readme.read_text(), "RESULTS-TABLE", "## Results\n\n" + table(record))
-    if "inference" in record["benches"]:
-        image = figure(record).relative_to(ROOT)
-        text = replace_block(text, "RESULTS-PLOT", f"![transfer against kernel time]({image})")
+    return record
+
+
+def dropout_record(record: dict) -> dict | None:
+    """The committed dropout run, when it was made on the same card as `record`."""
+    if not DROPOUT.exists():
+        return None
+    dropout = json.loads(DROPOUT.read_text())
+    return dropout if dropout.get("device", {}).get("renderer") == record["device"]["renderer"] else None
+
+
+def main(json_path: str, readme: Path = ROOT / "README.md", results: Path = FULL_TABLE, image: Path = FIGURE) -> int:
+    record = load(json_path)
+    results.write_text(results_page(record))
+    text = replace_block(readme.read_text(), "RESULTS-TABLE", headline(record, dropout_record(record)))
+    if figure(record, image) is not None:
+        text = replace_block(text, "RESULTS-PLOT", f"![transfer against kernel time]({image.relative_to(readme.parent)})")
     readme.write_text(text)
-    print(table(record))
+    print(f"wrote {results}, {image} and the headline rows of {readme}")
+    note = left_out_note(record)
+    if note:
+        print(note)
     return 0
 
 

@@ -1,33 +1,111 @@
-"""helpers.report: the README's results table is the committed benchmark JSON, row for row."""
+"""helpers.report: the README's headline rows, RESULTS.md and the figure are the committed benchmark JSON;
+a JSON from a machine without PyTorch or JAX works too, its unmeasured rows left out and named."""
 
+import copy
 import json
 
+import pytest
+
 from helpers import report
-from helpers.bench import matmul as bench_matmul
 
 JSON = report.ROOT / "notebooks" / "results" / "bench-h100.json"
 
 
-def test_readme_table_is_the_committed_json():
-    record = json.loads(JSON.read_text())
-    record["_file"] = JSON.name
+def committed() -> dict:
+    return report.load(JSON)
+
+
+def test_readme_and_results_page_are_the_committed_json():
+    record = committed()
     readme = (report.ROOT / "README.md").read_text()
-    assert "## Results\n\n" + report.table(record) in readme, \
-        "README.md's table differs from notebooks/results/bench-h100.json: run python -m helpers.report on it"
+    fix = "run .venv/bin/python -m helpers.report notebooks/results/bench-h100.json"
+    assert report.headline(record, report.dropout_record(record)) in readme, f"README.md's results differ: {fix}"
+    assert report.FULL_TABLE.read_text() == report.results_page(record), f"RESULTS.md differs: {fix}"
+
+
+def test_headline_is_short_names_the_card_and_tells_the_story():
+    record = committed()
+    rows = report.headline_rows(record, report.dropout_record(record))
+    assert 5 <= len(rows) <= report.HEADLINE_ROWS
+    text = report.headline(record, report.dropout_record(record))
+    assert "NVIDIA H100" in text and "RESULTS.md" in text
+    whats = " ".join(r[0] + r[2] for r in rows)
+    for needed in ("NumPy", "kernels", "cuBLAS", "JAX", "PyTorch", "accuracy"):
+        assert needed in whats, needed
+    assert "wrong" not in text and "alone" not in text   # experiments stay in the full table
+
+
+def without_torch(record: dict) -> dict:
+    """The record as a machine without PyTorch and JAX writes it: torch rows with seconds None, no cuBLAS,
+    JAX or PyTorch rows."""
+    record = copy.deepcopy(record)
+    benches = record["benches"]
+    for r in benches["inference"]:
+        if "torch" in r["what"]:
+            r.update(seconds=None, clock="torch with CUDA not installed")
+            r.pop("gbps", None), r.pop("bytes", None)
+    benches["matmul"] = [r for r in benches["matmul"] if "cuBLAS" not in r["impl"]]
+    benches["products"] = [r for r in benches["products"] if "cuBLAS" not in r["impl"]]
+    benches["fused"] = [r for r in benches["fused"] if not r["name"].startswith(("JAX", "PyTorch"))]
+    benches["train"] = [r for r in benches["train"] if not r["name"].startswith("PyTorch")]
+    return record
+
+
+def test_a_json_made_without_pytorch_works_and_says_what_it_left_out(tmp_path):
+    record = without_torch(committed())
+    path = tmp_path / "bench-mine.json"
+    path.write_text(json.dumps(record))
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n<!-- RESULTS-PLOT -->\n<!-- /RESULTS-PLOT -->\n<!-- RESULTS-TABLE -->\n<!-- /RESULTS-TABLE -->\n")
+    assert report.main(str(path), readme=readme, results=tmp_path / "RESULTS.md", image=tmp_path / "fig.png") == 0
+    page = (tmp_path / "RESULTS.md").read_text()
+    assert "Left out, as this run could not measure them (3 rows)" in page
+    assert "host-to-device ceiling: torch copy from pinned memory (torch with CUDA not installed)" in page
+    assert "None" not in page
+    text = readme.read_text()
+    assert "JAX, fp32:" not in text and "PyTorch eager:" not in text and "left out" in text
+    assert (tmp_path / "fig.png").stat().st_size > 10_000
+
+
+def test_unmeasured_and_measured_split_the_rows():
+    record = {"device": {}, "benches": {
+        "inference": [{"what": "a", "seconds": 1e-3}, {"what": "b", "seconds": None, "clock": "no torch"}],
+        "fused": [{"name": "c", "ms": 2.0}, {"name": "d", "error": "gave up"}, {"name": "e", "ms": None}]}}
+    assert report.unmeasured(record) == ["inference: b (no torch)", "fused: d (gave up)", "fused: e (not measured)"]
+    kept = report.measured(record)["benches"]
+    assert [r["what"] for r in kept["inference"]] == ["a"] and [r["name"] for r in kept["fused"]] == ["c"]
+    assert report.left_out_note({"benches": {}}) == ""
+
+
+@pytest.mark.parametrize("ours, theirs, said", [
+    (12.6, 18.2, "1.4× faster"), (18.2, 12.6, "1.4× slower"), (25.12, 25.82, "1.03× faster"),
+    (25.82, 25.12, "1.03× slower"), (10.0, 10.0, "as fast"), (1.0, 50.0, "50× faster")])
+def test_against_says_faster_or_slower_on_both_sides(ours, theirs, said):
+    assert report.against(ours, theirs) == said
+
+
+def test_a_file_that_is_not_a_benchmark_gets_a_clear_error(tmp_path):
+    (tmp_path / "x.json").write_text("{\"a\": 1}")
+    with pytest.raises(SystemExit, match="not a benchmark record"):
+        report.load(tmp_path / "x.json")
+    with pytest.raises(SystemExit, match="helpers.bench all --out"):
+        report.load(tmp_path / "missing.json")
 
 
 def _row(impl, size, gflops):
     return {"impl": impl, "size": size, "gflops": gflops, "seconds": 2 * size ** 3 / gflops / 1e9, "clock": "c"}
 
 
-def test_matmul_rows_name_each_goal_size_fastest_rung():
+def test_matmul_rows_name_each_size_fastest_rung():
+    from helpers.bench import matmul as bench_matmul
+
     rows = [_row(name, n, g) for n in (512, 1024, 4096) for name, g in
             (("matmul_1_naive", 1e3), ("matmul_8_splitk", 2e4 if n == 1024 else 3e4),
              (bench_matmul.NO_LOADS, 9e4), ("numpy (CPU)", 5e2), ("cuBLAS fp32 (torch, TF32 off)", 4e4))]
     lines = report.matmul_rows(rows)
     assert sum("matmul 4096³," in line for line in lines) == 5                # every row at the largest size
     assert lines[-1] == "| matmul 1024³, fastest rung: matmul_8_splitk | 20.0 TFLOP/s (50% of cuBLAS's 40.0) | c |"
-    assert not any("512³" in line for line in lines)                        # below the goals' sizes
+    assert not any("512³" in line for line in lines)                        # below 1024³
 
 
 def test_products_rows_name_the_fastest_rung_beside_cublas():
