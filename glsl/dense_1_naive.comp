@@ -9,13 +9,20 @@
 // Uniforms  uint B, K, N
 // Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)
 //           one thread per output: x indexes the column n, y the row (sample) of Y; 16 × 16 by default
+// Requires  LOCAL_X*LOCAL_Y <= 1024
 // Changed   first version: each thread loops over K reading a row of X and a column of W from global
 //           memory; threads past N or B (sizes not multiples of the local size) do nothing
 // Checked   relative error < 1e-5 against NumPy (tests/test_forward.py)
 // Tunables  LOCAL_X * LOCAL_Y <= 1024 (checked below)
+#ifndef RELU
 #define RELU 1
+#endif
+#ifndef LOCAL_X
 #define LOCAL_X 16
+#endif
+#ifndef LOCAL_Y
 #define LOCAL_Y 16
+#endif
 #if LOCAL_X * LOCAL_Y > 1024
 #error "LOCAL_X * LOCAL_Y must be <= 1024 (threads of a work group)"
 #endif

@@ -11,6 +11,7 @@
 // Uniforms  uint B, K, N
 // Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(B/BM), 1)
 //           a work group computes a BM×BN block of Y; THREADS = (BM/TM)*(BN/TN), each thread TM×TN outputs
+// Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  BM % TM == 0;  BN % TN == 0
 // Changed   vs matmul_5_pipelined: an epilogue adds the bias (and takes the ReLU) in registers, so a
 //           layer is one dispatch with no extra pass over Y. Same bindings and uniforms as dense_1_naive:
 //           a drop-in replacement. Defaults are tuned for the MNIST layers (B = 10,000, K = 784,
@@ -18,14 +19,30 @@
 //           than the GPU has SMs
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
 // Tunables  TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN) (checked below)
+#ifndef RELU
 #define RELU 1
+#endif
+#ifndef BM
 #define BM 64
+#endif
+#ifndef BN
 #define BN 32
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 4
+#endif
+#ifndef TN
 #define TN 4
+#endif
+#ifndef THREADS
 #define THREADS 128
+#endif
+#ifndef PAD
 #define PAD 1
+#endif
 
 #if THREADS != (BM / TM) * (BN / TN)
 #error "THREADS must equal (BM/TM)*(BN/TN)"

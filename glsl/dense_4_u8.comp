@@ -13,6 +13,8 @@
 // Uniforms  uint B, K, N   (K counts pixels, not words)
 // Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(B/BM), 1)
 //           a work group computes a BM×BN block of Y; THREADS = (BM/TM)*(BN/TN), each thread TM×TN outputs
+// Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  BM % TM == 0;  BN % TN == 0;
+//           BK % 4 == 0
 // Changed   vs dense_3_tiled: the X tile comes from uint8 pixels, a quarter of the bytes to upload and
 //           to read. A thread loads one word from each of four rows (4 rows × 4 pixels), unpacks with
 //           shifts and masks, scales by 1/255 and stores four vec4 columns of the transposed tile; the
@@ -20,14 +22,30 @@
 // Checked   relative error < 1e-5 against NumPy on pixels / 255 (tests/test_matmul.py)
 // Tunables  BK, TM and TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN)
 //           (checked below)
+#ifndef RELU
 #define RELU 1
+#endif
+#ifndef BM
 #define BM 64
+#endif
+#ifndef BN
 #define BN 32
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 4
+#endif
+#ifndef TN
 #define TN 4
+#endif
+#ifndef THREADS
 #define THREADS 128
+#endif
+#ifndef PAD
 #define PAD 1
+#endif
 
 #if THREADS != (BM / TM) * (BN / TN)
 #error "THREADS must equal (BM/TM)*(BN/TN)"

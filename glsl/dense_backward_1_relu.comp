@@ -18,9 +18,15 @@
 // Changed   first version; deterministic (fixed summation order, no atomics); MASK_RELU 0 gives the
 //           plain dA = dY @ W.T for a layer whose input had no ReLU
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
+#ifndef LX
 #define LX 32        // threads per row of a work group (local x)
+#endif
+#ifndef BS
 #define BS 8         // batch slices for dW and db (local y)
+#endif
+#ifndef MASK_RELU
 #define MASK_RELU 1  // 1: multiply by (A > 0); 0: no mask
+#endif
 
 layout(local_size_x = LX, local_size_y = BS, local_size_z = 1) in;
 

@@ -31,6 +31,7 @@
 //           the batch, added in shared memory in a fixed order (these short groups start first); the
 //           rest each own a TK×TJ tile of W1, TK = TKT*KPT (thread (x, y): KPT rows, one column),
 //           staging BC batch rows of X and dZ1 in shared memory at a time. No atomics: the same bits every run
+// Requires  TKT*KPT % 4 == 0;  BC >= TKT;  TJ*TKT % BSPLIT == 0;  TJ*TKT <= 1024;  n_in % 4 == 0
 // Changed   first version: one dispatch for what the unfused training step does in the dW, db part of
 //           dense_backward_1_relu, gather_backward_1_u8 and update_1_sgd (or update_2_momentum,
 //           update_3_adam); the gradients live in registers only; W2 is updated here, after
@@ -38,13 +39,27 @@
 // Checked   relative error < 1e-5 against NumPy for SGD, momentum and Adam (tests/test_fused.py)
 // Tunables  TK = TKT*KPT a multiple of 4 (whole packed words); TJ*TKT <= 1024; BC >= TKT; BSPLIT divides
 //           TJ*TKT (all checked below); BC*(TK + TJ)*4 bytes of shared memory. OPTIMIZER: 0 SGD, 1 momentum, 2 Adam
+#ifndef TJ
 #define TJ 32
+#endif
+#ifndef TKT
 #define TKT 8
+#endif
+#ifndef KPT
 #define KPT 2
+#endif
+#ifndef BC
 #define BC 32
+#endif
+#ifndef BSPLIT
 #define BSPLIT 8
+#endif
+#ifndef OPTIMIZER
 #define OPTIMIZER 0
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if (TKT * KPT) % 4 != 0
 #error TK = TKT*KPT must be a multiple of 4 (whole packed image words)
 #endif

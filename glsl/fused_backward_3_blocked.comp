@@ -41,6 +41,7 @@
 //           block: 16 running sums. At the end the BS partial sums of each gradient are added in shared
 //           memory in a fixed order, then updated.
 //           No atomics: the same bits every run
+// Requires  TQ*KQ*BS <= 1024;  4*KQ >= N_OUT;  n_in % 4 == 0;  n_hidden % 4 == 0 if VEC4
 // Changed   vs fused_backward_1_update: a thread owns a 4×4 block of W1 (version 1: KPT inputs × 1 unit),
 //           so a shared-memory read feeds 4 multiply-adds instead of 1; b1 is the row of [W1; b1] that X's
 //           column of ones meets, so W1's blocks sum it (version 1 summed it in groups of its own, as it
@@ -54,13 +55,27 @@
 //           NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads dZ1 one float at a time: same sums, same
 //           order). OPTIMIZER: 0 SGD, 1 momentum, 2 Adam. Defaults: 256 threads, 16 KiB; for 784-800-10 the
 //           H100's 132 SMs get 26 + 25 × 25 = 651 work groups
+#ifndef TQ
 #define TQ 8        // threads across the hidden units (local x), 4 units each: BN = 4*TQ units per work group
+#endif
+#ifndef KQ
 #define KQ 8        // threads across the inputs (local y), 4 inputs each: BK = 4*KQ inputs per work group
+#endif
+#ifndef BS
 #define BS 4        // slices of a stage's batch rows (local z), added in shared memory in a fixed order
+#endif
+#ifndef BC
 #define BC 16       // batch rows a slice multiplies per stage
+#endif
+#ifndef VEC4
 #define VEC4 1
+#endif
+#ifndef OPTIMIZER
 #define OPTIMIZER 0
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if TQ * KQ * BS > 1024
 #error TQ*KQ*BS must be <= 1024 (threads of a work group)
 #endif

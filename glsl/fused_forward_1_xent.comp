@@ -27,6 +27,8 @@
 //           thread (jt, ks) owns 4 neighbouring hidden units (one vec4 of a W1 row: 16-byte loads keep
 //           many bytes in flight) for all S samples, summing k over the ks-th slice of the inputs; the
 //           KS partial sums are added in shared memory in a fixed order: no atomics, same bits every run
+// Requires  JT*KS >= S*N_OUT;  JT*KS <= 1024;  n_in % 4 == 0;  n_in <= MAX_IN;  n_hidden <= MAX_H;
+//           n_hidden % 4 == 0 if VEC4
 // Changed   first version: one dispatch for what the unfused training step does in four:
 //           gather_forward_1_u8 + logits_forward_1_splitk + softmax_xent_1_rowwise + the dZ part of
 //           dense_backward_1_relu; no X, Z1 or logits round trip through global memory; W2 is only read
@@ -36,13 +38,27 @@
 // Tunables  4 * (S * (MAX_IN + KS*4*JT + MAX_H + N_OUT)) bytes of shared memory (<= 32 KiB everywhere,
 //           48 KiB on NVIDIA); JT*KS <= 1024 threads and >= S*N_OUT (checked below); VEC4 1 needs
 //           n_hidden % 4 == 0 (VEC4 0 reads the same four weights one float at a time: same sums, same order)
+#ifndef S
 #define S 2
+#endif
+#ifndef JT
 #define JT 32
+#endif
+#ifndef KS
 #define KS 16
+#endif
+#ifndef MAX_IN
 #define MAX_IN 784
+#endif
+#ifndef MAX_H
 #define MAX_H 256
+#endif
+#ifndef VEC4
 #define VEC4 1
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if JT * KS < S * N_OUT
 #error JT*KS must be >= S*N_OUT: one thread per logit of the work group's S samples (raise KS or JT, or lower S)
 #endif

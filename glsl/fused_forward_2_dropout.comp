@@ -35,6 +35,8 @@
 // Dispatch  local (JT, KS, 1); groups (ceil(min(batch_size, n_samples - step*batch_size)/S), 1, 1)
 //           threads split as in fused_forward_1_xent: 4 hidden units a thread, the inputs split KS ways,
 //           partial sums added in a fixed order (no atomics: the same bits every run)
+// Requires  JT*KS >= S*N_OUT;  JT*KS <= 1024;  n_in % 4 == 0;  n_in <= MAX_IN;  n_hidden <= MAX_H;
+//           n_hidden % 4 == 0 if VEC4
 // Changed   vs fused_forward_1_xent: dropout. The gather multiplies each pixel by its input mask; the
 //           hidden row kept in shared memory is A1 = relu(Z1) * mask_h instead of Z1, so the logits read it
 //           as it is and dZ1 = A1 > 0 ? (dlogits·W2ᵀ) / keep_hidden : 0 (A1 > 0 exactly where Z1 > 0 and the
@@ -44,13 +46,27 @@
 // Checked   relative error < 1e-5 against NumPy with the same masks; the hash bit for bit (tests/test_dropout.py)
 // Tunables  as fused_forward_1_xent: 4 * (S * (MAX_IN + KS*4*JT + MAX_H + N_OUT + 2)) bytes of shared memory;
 //           JT*KS <= 1024 threads and >= S*N_OUT (checked below); VEC4 1 needs n_hidden % 4 == 0
+#ifndef S
 #define S 2
+#endif
+#ifndef JT
 #define JT 32
+#endif
+#ifndef KS
 #define KS 16
+#endif
+#ifndef MAX_IN
 #define MAX_IN 784
+#endif
+#ifndef MAX_H
 #define MAX_H 256
+#endif
+#ifndef VEC4
 #define VEC4 1
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if JT * KS < S * N_OUT
 #error JT*KS must be >= S*N_OUT: one thread per logit of the work group's S samples (raise KS or JT, or lower S)
 #endif

@@ -32,6 +32,7 @@
 //           thread (x, y) owns 4 neighbouring hidden units (one vec4 of a W1 row) for all SB samples,
 //           summing over the y-th of KS slices of the inputs, 4 inputs (one packed word) at a time.
 //           Every sum runs in a fixed order, whichever group finishes last: the same bits every run
+// Requires  HQ*KS <= 1024;  HQ*KS >= SB;  n_in % 4 == 0;  n_in <= MAX_IN;  n_hidden % 4 == 0 if VEC4
 // Changed   vs fused_forward_1_xent: a work group reads HS columns of W1, not all of W1, so a step's
 //           ceil(H/HS) * ceil(count/SB) groups spread over the GPU and together read W1 ceil(count/SB)
 //           times instead of count/S times. The price: A1 and the partial logits go through global memory,
@@ -43,12 +44,24 @@
 // Tunables  HQ*KS <= 1024 threads and >= SB (checked below); shared memory
 //           4*(SB*(MAX_IN/4 + KS*HS + HS + N_OUT)) bytes (<= 32 KiB everywhere). VEC4 1 needs n_hidden % 4 == 0
 //           (VEC4 0 reads the same four weights one float at a time: same sums, same order)
+#ifndef SB
 #define SB 8
+#endif
+#ifndef HQ
 #define HQ 8
+#endif
+#ifndef KS
 #define KS 16
+#endif
+#ifndef MAX_IN
 #define MAX_IN 784
+#endif
+#ifndef VEC4
 #define VEC4 1
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if HQ * KS > 1024 || HQ * KS < SB
 #error HQ*KS must be <= 1024 (threads of a work group) and >= SB (one thread per sample in the softmax)
 #endif

@@ -23,6 +23,7 @@
 //           PARTS = LOCAL/(S*N_OUT) threads (hidden units part, part + PARTS, ...: neighbouring threads read
 //           neighbouring weights of W2) and added in shared memory in a fixed order; one thread per sample
 //           does the softmax; then one thread per (sample, hidden unit) computes dZ1. No atomics
+// Requires  LOCAL >= S*N_OUT;  LOCAL <= 1024
 // Changed   first version: steps 3 to 5 of fused_forward_1_xent (logits, softmax cross-entropy, dlogits,
 //           dZ1) as a dispatch of their own, reading A1 from global memory: a work group reads W2 and its
 //           samples' A1 rows, never W1. A1 is read here, not written (fused_hidden_1_tiled wrote it), and
@@ -32,9 +33,15 @@
 // Tunables  S*N_OUT <= LOCAL <= 1024 (one thread per logit of the group; checked below);
 //           4*(PARTS + 1)*S*N_OUT bytes of shared memory. Defaults: one sample per group, so batch 128 gives
 //           the H100 128 work groups of 256 threads, whatever the hidden size
+#ifndef S
 #define S 1         // samples per work group
+#endif
+#ifndef LOCAL
 #define LOCAL 256   // threads per work group
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if LOCAL < S * N_OUT || LOCAL > 1024
 #error LOCAL must be >= S*N_OUT (one thread per logit of the group's samples) and <= 1024 (threads of a work group)
 #endif

@@ -24,6 +24,7 @@
 //           units (one vec4 of a W1 row, read into registers: no other thread of the group needs it) for all
 //           RB rows, RB*4 running sums over every KS-th packed word (4 inputs) from word y on. The KS partial
 //           sums of each output are then added in shared memory in a fixed order: the same bits every run
+// Requires  TQ*KS <= 1024;  MAX_IN % 4 == 0;  n_in % 4 == 0;  n_in <= MAX_IN;  n_hidden % 4 == 0 if VEC4
 // Changed   first version: the layer-1 part of fused_forward_1_xent as a dispatch of its own. A work group
 //           no longer needs whole hidden rows (the logits are the next dispatch's), so it reads a TN-column
 //           tile of W1 and shares it across RB samples: a step reads W1 ceil(count/RB) times instead of
@@ -36,12 +37,24 @@
 //           VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads the same four weights one float at a time: same sums,
 //           same order). Defaults: 128 threads and 25 KiB; at batch 128 the H100's 132 SMs get
 //           25 × 16 = 400 work groups for 800 hidden units, 4 × 16 = 64 for 128; W1 is read 16 times a step
+#ifndef RB
 #define RB 8        // batch rows per work group: each thread keeps RB*4 running sums
+#endif
+#ifndef TQ
 #define TQ 8        // threads across the hidden units (local x), 4 units each: TN = 4*TQ per work group
+#endif
+#ifndef KS
 #define KS 16       // slices of the inputs (local y), added in shared memory in a fixed order
+#endif
+#ifndef MAX_IN
 #define MAX_IN 784  // inputs per sample the shared rows hold: >= n_in, a multiple of 4
+#endif
+#ifndef VEC4
 #define VEC4 1
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if TQ * KS > 1024
 #error TQ*KS must be <= 1024 (threads of a work group)
 #endif

@@ -26,6 +26,7 @@
 //           group's rows y, y + RQ, y + 2RQ, y + 3RQ: 16 running sums. While a stage is multiplied, the
 //           next one's loads are already in flight (held in registers). At the end slice 0 adds the other
 //           slices' partial sums of its outputs, from shared memory, in a fixed order: the same bits every run
+// Requires  BK % 4 == 0;  TQ*RQ*KS <= 1024;  n_in % 4 == 0;  n_hidden % 4 == 0 if VEC4
 // Changed   vs fused_hidden_1_tiled: W1 is staged in shared memory too (version 1 read it from global
 //           memory into registers, a thread's own 4 columns, one stage at a time), and a thread owns 4
 //           samples as well as 4 hidden units, so a shared-memory read feeds 4 multiply-adds instead of 1;
@@ -37,12 +38,24 @@
 //           <= 32 KiB everywhere, 48 KiB on NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads the same
 //           weights one float at a time: same sums, same order). Defaults: 256 threads and 17 KiB; at batch
 //           128 the H100's 132 SMs get 25 × 4 = 100 work groups for 800 hidden units
+#ifndef RQ
 #define RQ 8        // threads across the batch rows (local y), 4 rows each: BM = 4*RQ rows per work group
+#endif
+#ifndef TQ
 #define TQ 8        // threads across the hidden units (local x), 4 units each: BN = 4*TQ units per work group
+#endif
+#ifndef BK
 #define BK 16       // inputs a slice multiplies per stage
+#endif
+#ifndef KS
 #define KS 4        // slices of a stage (local z), added in shared memory in a fixed order at the end
+#endif
+#ifndef VEC4
 #define VEC4 1
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if BK % 4 != 0
 #error BK must be a multiple of 4 (whole packed words of 4 pixels)
 #endif

@@ -15,18 +15,34 @@
 // Dispatch  local (JT, KS, 1); groups (ceil(count/S), 1, 1)
 //           threads split as in fused_forward_1_xent (4 hidden units a thread, W1 read as vec4 where
 //           n_hidden % 4 == 0)
+// Requires  JT*KS >= S*N_OUT;  JT*KS <= 1024;  n_in % 4 == 0;  n_in <= MAX_IN;  n_hidden <= MAX_H;
+//           n_hidden % 4 == 0 if VEC4
 // Changed   first version: fused_forward_1_xent's forward half with no labels, no loss and no backward;
 //           the first largest logit wins (as np.argmax)
 // Checked   equal to NumPy's argmax of the forward pass (tests/test_fused.py)
 // Tunables  as fused_forward_1_xent: 4 * S * (MAX_IN + KS*4*JT + MAX_H + N_OUT) bytes of shared memory;
 //           JT*KS <= 1024 and >= S*N_OUT (checked below); VEC4 1 needs n_hidden % 4 == 0
+#ifndef S
 #define S 2
+#endif
+#ifndef JT
 #define JT 32
+#endif
+#ifndef KS
 #define KS 16
+#endif
+#ifndef MAX_IN
 #define MAX_IN 784
+#endif
+#ifndef MAX_H
 #define MAX_H 256
+#endif
+#ifndef VEC4
 #define VEC4 1
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if JT * KS < S * N_OUT
 #error JT*KS must be >= S*N_OUT: one thread per logit of the work group's S samples (raise KS or JT, or lower S)
 #endif

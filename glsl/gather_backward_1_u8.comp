@@ -19,8 +19,12 @@
 // Changed   first version: dense_backward_1_relu's dW and db for a layer whose input is the gathered
 //           uint8 batch; one word (4 pixels) read per sample gives 4 gradient rows; no gradient into the images
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
+#ifndef LX
 #define LX 64  // output columns per work group (local x)
+#endif
+#ifndef BS
 #define BS 4   // batch slices (local y), added in shared memory
+#endif
 
 layout(local_size_x = LX, local_size_y = BS, local_size_z = 1) in;
 

@@ -16,16 +16,25 @@
 //           into shared memory; then its KS thread rows each sum one slice of K (every KS-th word of
 //           4 pixels) into RB running sums, and the slices are added in shared memory in a fixed order
 //           (deterministic: the same inputs give the same bits). Defaults: the fastest in an H100 sweep
+// Requires  TN*KS <= 1024;  ceil(K/4) <= MAX_WORDS
 // Changed   first version: dense_1_naive's layer reading uint8 pixels through an index buffer instead of
 //           a float X, so an epoch's shuffle is a 240 KB write of the order, not a re-upload of images;
 //           K split over a work group, RB rows a thread, so 128x128 outputs still fill the GPU; edges
 //           (B, N, K) guarded
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
 // Tunables  ceil(K/4) <= MAX_WORDS (K is a uniform: not checked at compile time); TN*KS <= 1024 (checked below)
+#ifndef TN
 #define TN 32   // output columns per work group (local x)
+#endif
+#ifndef KS
 #define KS 16   // slices of K per work group (local y), added in shared memory
+#endif
+#ifndef RB
 #define RB 4    // batch rows per work group: each thread keeps RB running sums
+#endif
+#ifndef MAX_WORDS
 #define MAX_WORDS 196  // words per image the shared copy holds: >= ceil(K/4) (196 for 28x28 images)
+#endif
 #if TN * KS > 1024
 #error "TN * KS must be <= 1024 (threads of a work group)"
 #endif

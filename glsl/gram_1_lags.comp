@@ -25,13 +25,18 @@
 //           of step t-2). The inputs go by 32 at a time (8 packed words): all threads copy them, unpacked
 //           to floats, for the group's 64 rows and 64 columns into shared memory, then thread (x, y) adds
 //           the products for its 4×4 outputs, rows 4y .. 4y+3 × columns 4x .. 4x+3, four inputs a dot()
+// Requires  N_IN % 4 == 0;  batch_size <= B_PAD
 // Changed   first version
 // Checked   relative error < 1e-5 against NumPy in float64, gram poisoned with NaN first, batches that are
 //           not multiples of 64 and a leftover last batch (tests/test_lookahead.py)
 // Tunables  N_IN a multiple of 4 (the packed words); B_PAD >= batch_size, train_3_lookahead's. Shared
 //           memory: 2*64*9*16 + 2*64*4 = 18,944 bytes
+#ifndef N_IN
 #define N_IN 784
+#endif
+#ifndef B_PAD
 #define B_PAD 128
+#endif
 #if N_IN % 4 != 0
 #error N_IN must be a multiple of 4 (whole packed words of 4 pixels)
 #endif

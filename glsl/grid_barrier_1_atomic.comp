@@ -16,13 +16,18 @@
 //           keeps its place on the GPU, and a group still queued for a place can never arrive. No API
 //           promises residency (so GL, Vulkan and a plain CUDA launch offer no grid barrier); a wait gives
 //           up after SPIN_LIMIT polls and sets flag 1, and every group then stops: no hang
+// Requires  THREADS <= 1024
 // Changed   first version
 // Checked   counter, flags and slots as in NumPy above, for 1 group on llvmpipe and up to a few per SM on
 //           the GPU; flag 1 set, and the dispatch ending, when llvmpipe cannot run them all at once
 //           (tests/test_grid_barrier.py)
 // Tunables  THREADS <= 1024; SPIN_LIMIT polls of the counter before a wait gives up
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef SPIN_LIMIT
 #define SPIN_LIMIT 1000000
+#endif
 #if THREADS > 1024
 #error THREADS must be <= 1024 (threads of a work group)
 #endif

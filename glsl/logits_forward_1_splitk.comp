@@ -11,14 +11,21 @@
 //           a work group computes RB rows x TN columns; its KS thread rows each sum every KS-th k into
 //           RB running sums, added in shared memory in a fixed order (deterministic).
 //           Defaults: the fastest in an H100 sweep
+// Requires  TN*KS <= 1024
 // Changed   first version: gather_forward_1_u8's split-K scheme on a float input, no ReLU; TN 16 because
 //           the layer has only 10 outputs (dense_1_naive with RELU 0 computes the same with bindings 0-3
 //           and one thread per output)
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
 // Tunables  TN*KS <= 1024 (checked below)
+#ifndef TN
 #define TN 16   // output columns per work group (local x)
+#endif
+#ifndef KS
 #define KS 64   // slices of K per work group (local y), added in shared memory
+#endif
+#ifndef RB
 #define RB 1    // batch rows per work group: each thread keeps RB running sums
+#endif
 #if TN * KS > 1024
 #error "TN * KS must be <= 1024 (threads of a work group)"
 #endif

@@ -6,14 +6,19 @@
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
 // Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(M/LOCAL_Y), 1)
+// Requires  LOCAL_X*LOCAL_Y <= 1024
 // Changed   first version: the reference loop, one thread per C[m,n]; threads past M or N return
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
 // Tunables  LOCAL_X * LOCAL_Y <= 1024 (checked below)
 //
 // x runs along n, so the 16 threads of a row read 16 neighbouring B values (coalesced) and share one
 // A value (a broadcast). Every thread still reads 2K floats for 2K flops: memory bound.
+#ifndef LOCAL_X
 #define LOCAL_X 16
+#endif
+#ifndef LOCAL_Y
 #define LOCAL_Y 16
+#endif
 #if LOCAL_X * LOCAL_Y > 1024
 #error "LOCAL_X * LOCAL_Y must be <= 1024 (threads of a work group)"
 #endif

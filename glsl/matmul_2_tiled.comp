@@ -6,13 +6,16 @@
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
 // Dispatch  local (TILE, TILE, 1); groups (ceil(N/TILE), ceil(M/TILE), 1)
+// Requires  TILE*TILE <= 1024
 // Changed   vs matmul_1_naive: a work group loads a TILE×TILE tile of A and of B into shared memory once
 //           (one float per thread each), then every thread reads TILE values of each from there:
 //           global traffic drops TILE-fold. Loads past M, N or K store 0 (edges guarded), and no
 //           thread returns early because all of them must reach barrier().
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
 // Tunables  TILE * TILE <= 1024 (checked below)
+#ifndef TILE
 #define TILE 16
+#endif
 #if TILE * TILE > 1024
 #error "TILE * TILE must be <= 1024 (threads of a work group)"
 #endif

@@ -7,6 +7,7 @@
 // Uniforms  uint M, N, K
 // Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(M/BM), 1)
 //           a work group computes a BM×BN block of C; THREADS = (BM/4)*(BN/4), each thread 4×4 outputs
+// Requires  THREADS == (BM // 4)*(BN // 4);  BM % 4 == 0;  BN % 4 == 0
 // Changed   vs matmul_2_tiled: register blocking. A work group owns a BM×BN block of C and walks K in
 //           steps of BK; each thread keeps a 4×4 block of C in registers (16 accumulators) and per
 //           k reads one vec4 of A and one vec4 of B from shared memory for 16 multiply-adds
@@ -14,10 +15,18 @@
 //           As[k][row], so the four rows a thread needs are one vec4. Loads past the edges store 0.
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
 // Tunables  BM, BN multiples of 4; THREADS = (BM/4)*(BN/4) (both checked below)
+#ifndef BM
 #define BM 64
+#endif
+#ifndef BN
 #define BN 64
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef THREADS
 #define THREADS 256
+#endif
 
 #if THREADS != (BM / 4) * (BN / 4)
 #error "THREADS must equal (BM/4)*(BN/4)"

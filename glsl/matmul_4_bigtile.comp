@@ -7,6 +7,7 @@
 // Uniforms  uint M, N, K
 // Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(M/BM), 1)
 //           a work group computes a BM×BN block of C; THREADS = (BM/TM)*(BN/TN), each thread TM×TN outputs
+// Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  BM % TM == 0;  BN % TN == 0
 // Changed   vs matmul_3_blocked: bigger blocks. Each thread keeps TM×TN = 8×8 accumulators and per k reads
 //           TM/4 + TN/4 = 4 vec4 from shared memory for 64 multiply-adds (matmul_3_blocked: 2 for 16),
 //           and a 128×128 block reads each A and B value from global memory half as often as 64×64.
@@ -17,13 +18,27 @@
 //           and are unrolled.
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
 // Tunables  TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN) (checked below)
+#ifndef BM
 #define BM 128
+#endif
+#ifndef BN
 #define BN 128
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 8
+#endif
+#ifndef TN
 #define TN 8
+#endif
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef PAD
 #define PAD 1
+#endif
 
 #if THREADS != (BM / TM) * (BN / TN)
 #error "THREADS must equal (BM/TM)*(BN/TN)"

@@ -9,6 +9,7 @@
 // Uniforms  uint M, N, K
 // Dispatch  local (THREADS, 1, 1); groups (ceil(N/BN), ceil(M/BM), 1)
 //           a work group computes a BM×BN block of C; THREADS = (BM/TM)*(BN/TN), each thread TM×TN outputs
+// Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  BM % TM == 0;  BN % TN == 0
 // Changed   vs matmul_4_bigtile: software pipelining. Two copies of each shared tile: while the threads
 //           multiply out tile t from one copy, the global loads for tile t+1 are already in flight
 //           into registers and go to the other copy afterwards, so one barrier per K step instead of
@@ -17,13 +18,27 @@
 //           guarded scalar path, so every shape works.
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)
 // Tunables  TM, TN multiples of 4; BM divisible by TM and BN by TN; THREADS = (BM/TM)*(BN/TN) (checked below)
+#ifndef BM
 #define BM 128
+#endif
+#ifndef BN
 #define BN 128
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 8
+#endif
+#ifndef TN
 #define TN 8
+#endif
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef PAD
 #define PAD 1
+#endif
 
 #if THREADS != (BM / TM) * (BN / TN)
 #error "THREADS must equal (BM/TM)*(BN/TN)"

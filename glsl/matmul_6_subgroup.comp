@@ -11,6 +11,8 @@
 //           a work group computes a BM×BN block of C; THREADS = (BM/TM)*(BN/TN), each thread TM×TN
 //           outputs; every LM*LN consecutive invocations (32: one subgroup on NVIDIA) own a
 //           (LM*TM)×(LN*TN) sub-tile of the block, laid out LM rows by LN columns of invocations
+// Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  BM % (LM*TM) == 0;
+//           BN % (LN*TN) == 0;  LM*LN == 32 and BK % LM == 0 if USE_SUBGROUP
 // Changed   vs matmul_5_pipelined: work split by subgroup (warp tiling). In matmul_5_pipelined the 32
 //           invocations of a subgroup are 2 rows of 16 spread over the whole 128×128 block, so one vec4
 //           load of the B tile touches 16 different vec4 (256 bytes: two passes through the 32 banks).
@@ -36,17 +38,39 @@
 //           LOADS 1: the matmul. LOADS 0 is an experiment, not a matmul: the tiles are filled with numbers
 //           made from the tile's index instead of being loaded from A and B (C is wrong), so that timing it
 //           against LOADS 1 shows what the global loads cost that the double buffering does not hide
+#ifndef BM
 #define BM 128
+#endif
+#ifndef BN
 #define BN 128
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 8
+#endif
+#ifndef TN
 #define TN 8
+#endif
+#ifndef LM
 #define LM 4
+#endif
+#ifndef LN
 #define LN 8
+#endif
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef PAD
 #define PAD 1
+#endif
+#ifndef USE_SUBGROUP
 #define USE_SUBGROUP 0
+#endif
+#ifndef LOADS
 #define LOADS 1
+#endif
 
 #extension GL_KHR_shader_subgroup_basic : enable
 #extension GL_KHR_shader_subgroup_shuffle : enable

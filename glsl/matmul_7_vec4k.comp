@@ -11,6 +11,9 @@
 //           a work group computes a BM×BN block of C (which one: GROUP_M below); THREADS = (BM/TM)*(BN/TN),
 //           each thread TM×TN outputs; every LM*LN consecutive invocations (32: one subgroup on NVIDIA)
 //           own an (LM*TM)×(LN*TN) sub-tile of the block, laid out LM rows by LN columns of invocations
+// Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  THREADS <= 1024;
+//           BM % (LM*TM) == 0;  BN % (LN*TN) == 0;  BK % 4 == 0;  BK >= 4;  COPIES == 1 or COPIES == 2;
+//           GROUP_M >= 1;  COPIES*BK*(BM + 4*PAD + BN)*4 <= 49152
 // Changed   vs matmul_6_subgroup: three switches, each a #define so a sweep can choose.
 //           VEC_A 1: when K % 4 == 0 (a uniform branch) A is read as vec4 along K, one 16-byte load for
 //           four values where matmul_6_subgroup made four scalar loads, and transposed on its way into
@@ -33,18 +36,42 @@
 //           LN*TN; BK a multiple of 4; COPIES 1 or 2; GROUP_M >= 1 (checked below). Shared memory
 //           COPIES*BK*(BM+4*PAD+BN)*4 bytes <= 49152 (48 KiB, NVIDIA's cap; checked below; llvmpipe
 //           has 32 KiB). PAD pads each k row of the A tile by PAD vec4s (stores to the tile).
+#ifndef BM
 #define BM 128
+#endif
+#ifndef BN
 #define BN 128
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 8
+#endif
+#ifndef TN
 #define TN 8
+#endif
+#ifndef LM
 #define LM 4
+#endif
+#ifndef LN
 #define LN 8
+#endif
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef PAD
 #define PAD 1
+#endif
+#ifndef VEC_A
 #define VEC_A 1
+#endif
+#ifndef GROUP_M
 #define GROUP_M 8
+#endif
+#ifndef COPIES
 #define COPIES 2
+#endif
 
 #if THREADS != (BM / TM) * (BN / TN) || THREADS > 1024
 #error "THREADS must equal (BM/TM)*(BN/TN) and be at most 1024"

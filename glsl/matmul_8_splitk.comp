@@ -14,6 +14,8 @@
 //           group (x, y, z) sums k in z*KS .. min(K, z*KS + KS) - 1 for the BM×BN block of C at rows
 //           y*BM, columns x*BN; inside the group, matmul_6_subgroup's layout: every LM*LN consecutive
 //           invocations (32: one subgroup on NVIDIA) own a (LM*TM)×(LN*TN) sub-tile, each TM×TN outputs
+// Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  BM % (LM*TM) == 0;
+//           BN % (LN*TN) == 0;  KS >= 1
 // Changed   vs matmul_6_subgroup: the third dispatch dimension cuts the sum over k. At 1024³ the 128×128
 //           tiles of C are 64, fewer than a 132-SM GPU's SMs, so half of the GPU idles whatever the kernel
 //           does; four pieces a tile make 256 work groups, two for each SM, each with a quarter of the loop.
@@ -24,15 +26,33 @@
 // Tunables  matmul_6_subgroup's: TM, TN multiples of 4; THREADS = (BM/TM)*(BN/TN); BM a multiple of LM*TM
 //           and BN of LN*TN (checked below). Shared memory 2*BK*(BM+4*PAD+BN)*4 bytes (48 KiB on NVIDIA,
 //           32 KiB on llvmpipe)
+#ifndef BM
 #define BM 128
+#endif
+#ifndef BN
 #define BN 128
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 8
+#endif
+#ifndef TN
 #define TN 8
+#endif
+#ifndef LM
 #define LM 4
+#endif
+#ifndef LN
 #define LN 8
+#endif
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef PAD
 #define PAD 1
+#endif
 
 #if THREADS != (BM / TM) * (BN / TN)
 #error "THREADS must equal (BM/TM)*(BN/TN)"

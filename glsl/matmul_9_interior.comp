@@ -12,6 +12,8 @@
 //           a work group computes a BM×BN block of C; THREADS = (BM/TM)*(BN/TN), each thread TM×TN
 //           outputs; every LM*LN consecutive invocations (32: one subgroup on NVIDIA) own a
 //           (LM*TM)×(LN*TN) sub-tile of the block, as in matmul_6_subgroup
+// Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  BM % (LM*TM) == 0;
+//           BN % (LN*TN) == 0;  THREADS % BK == 0;  THREADS % (BN // 4) == 0
 // Changed   vs matmul_6_subgroup: an interior block, one wholly inside C with K a multiple of BK and N
 //           of 4, runs a copy of the tile loop with no bounds checks. For every tile, matmul_6_subgroup
 //           works out each load's row, column and address, tests them against M, N and K, and tests
@@ -29,15 +31,33 @@
 // Tunables  TM, TN multiples of 4; THREADS = (BM/TM)*(BN/TN), a multiple of BK and of BN/4 (the interior
 //           loads step by whole rows); BM a multiple of LM*TM and BN of LN*TN (checked below). Shared
 //           memory 2*BK*(BM+4*PAD+BN)*4 bytes (48 KiB on NVIDIA, 32 KiB on llvmpipe)
+#ifndef BM
 #define BM 128
+#endif
+#ifndef BN
 #define BN 128
+#endif
+#ifndef BK
 #define BK 8
+#endif
+#ifndef TM
 #define TM 16
+#endif
+#ifndef TN
 #define TN 8
+#endif
+#ifndef LM
 #define LM 4
+#endif
+#ifndef LN
 #define LN 8
+#endif
+#ifndef THREADS
 #define THREADS 128
+#endif
+#ifndef PAD
 #define PAD 1
+#endif
 
 #if THREADS != (BM / TM) * (BN / TN)
 #error "THREADS must equal (BM/TM)*(BN/TN)"

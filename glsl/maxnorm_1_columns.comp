@@ -13,14 +13,21 @@
 //           y + 2*TK, ... of column x (threads next in x read neighbouring floats of one W1 row); the TK
 //           partial sums of a column are added in shared memory in a fixed order, and the same threads
 //           rescale the rows they read. No atomics: the same bits every run
+// Requires  TJ*TK <= 1024
 // Changed   first version: run after the update dispatch of a training step (its own dispatch, because
 //           a column's norm needs all of its n_in rows, which the update spreads over many work groups)
 // Checked   relative error < 1e-5 against NumPy; every column norm <= max_norm afterwards, columns under
 //           it untouched bit for bit (tests/test_dropout.py)
 // Tunables  TJ*TK <= 1024 threads (checked below); TJ*TK*4 bytes of shared memory
+#ifndef TJ
 #define TJ 32
+#endif
+#ifndef TK
 #define TK 16
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if TJ * TK > 1024
 #error TJ*TK must be <= 1024 (threads of a work group)
 #endif

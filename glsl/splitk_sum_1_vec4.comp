@@ -15,7 +15,9 @@
 // Checked   against the same sum in NumPy, bit for bit, C poisoned with NaN first, M*N not a multiple of 4
 //           or of 4*LOCAL (tests/test_matmul_splitk.py)
 // Tunables  LOCAL: invocations per work group (a multiple of 32)
+#ifndef LOCAL
 #define LOCAL 256
+#endif
 
 layout(local_size_x = LOCAL) in;
 

@@ -39,6 +39,9 @@
 //           (a grid barrier waits for all of them; notebook 07 says why no API promises it). A wait gives up
 //           after SPIN_LIMIT polls, sets sync[1] and stops every group: no hang. A dispatch of one phase
 //           crosses no grid barrier and is correct for any group count: the fallback, three dispatches a step
+// Requires  1 <= COLS <= 8;  THREADS <= 1024;  (THREADS & (THREADS - 1)) == 0;  THREADS % KSPLIT == 0;
+//           PIX == 1 or PIX == 2 or PIX == 4;  MAX_IN % 16 == 0;  0 <= OPTIMIZER <= 1;  n_in % 4 == 0;
+//           n_in <= MAX_IN;  batch_size <= MAX_B
 // Changed   first version: fused_forward_1_xent and fused_backward_1_update made phases of one kernel, with
 //           the work split by hidden unit: a group computes layer 1 only for its own units (it reads its
 //           W1 columns, never all of W1) and updates exactly the parameters it read, so two grid barriers a
@@ -51,16 +54,36 @@
 //           U image reads a thread keeps in flight; MAX_B >= batch_size; MAX_IN >= n_in, a multiple of 16.
 //           Shared memory: 4*((MAX_IN + 1)*COLS + MAX_B*(1 + 2*COLS + N_OUT) + THREADS*max(COLS, N_OUT) + 1)
 //           bytes. OPTIMIZER: 0 SGD, 1 momentum
+#ifndef COLS
 #define COLS 1
+#endif
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef KSPLIT
 #define KSPLIT 2
+#endif
+#ifndef PIX
 #define PIX 4
+#endif
+#ifndef U
 #define U 8
+#endif
+#ifndef MAX_B
 #define MAX_B 128
+#endif
+#ifndef MAX_IN
 #define MAX_IN 784
+#endif
+#ifndef OPTIMIZER
 #define OPTIMIZER 0
+#endif
+#ifndef SPIN_LIMIT
 #define SPIN_LIMIT 1000000
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if COLS < 1 || COLS > 8
 #error COLS must be 1..8 (a thread keeps PIX*COLS gradient sums in registers)
 #endif

@@ -41,6 +41,9 @@
 //           (a grid barrier waits for all of them; notebook 07 says why no API promises it). A wait gives up
 //           after SPIN_LIMIT polls, sets sync[1] and stops every group: no hang. A dispatch of one phase
 //           crosses no grid barrier and is correct for any group count: the fallback, two dispatches a step
+// Requires  1 <= COLS <= 8;  THREADS <= 1024;  (THREADS & (THREADS - 1)) == 0;  THREADS % KSPLIT == 0;
+//           THREADS % HSPLIT == 0;  THREADS >= MAX_B;  BSPLIT >= 1;  MAX_IN % 16 == 0;  0 <= OPTIMIZER <= 1;
+//           n_in % 4 == 0;  n_in <= MAX_IN;  batch_size <= MAX_B;  n_hidden <= MAX_H
 // Changed   vs train_1_persistent: one grid barrier a step instead of two. Every group computes the head
 //           of the whole batch itself (the same arithmetic in the same order in every group, so the same
 //           dlogits everywhere) instead of one sample per group, so it needs no barrier before its own units'
@@ -57,18 +60,42 @@
 //           12*(MAX_HP + 1) + MAX_B*(1 + COLS + N_OUT) + 4*ceil(MAX_B/4)*COLS + SMALL*SP
 //           + max(THREADS*max(COLS, N_OUT), BSPLIT*MAX_IN*COLS if BSPLIT > 1) + 1) bytes, MAX_HP =
 //           4*ceil(MAX_H/4), SMALL = 11*COLS + N_OUT, SP = max(1, THREADS/SMALL). OPTIMIZER: 0 SGD, 1 momentum
+#ifndef COLS
 #define COLS 1
+#endif
+#ifndef THREADS
 #define THREADS 256
+#endif
+#ifndef KSPLIT
 #define KSPLIT 2
+#endif
+#ifndef HSPLIT
 #define HSPLIT 2
+#endif
+#ifndef BSPLIT
 #define BSPLIT 1
+#endif
+#ifndef U
 #define U 8
+#endif
+#ifndef MAX_B
 #define MAX_B 128
+#endif
+#ifndef MAX_IN
 #define MAX_IN 784
+#endif
+#ifndef MAX_H
 #define MAX_H 128
+#endif
+#ifndef OPTIMIZER
 #define OPTIMIZER 0
+#endif
+#ifndef SPIN_LIMIT
 #define SPIN_LIMIT 1000000
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #if COLS < 1 || COLS > 8
 #error COLS must be 1..8 (a thread keeps 4*COLS gradient sums in registers)
 #endif

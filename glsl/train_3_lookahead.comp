@@ -49,6 +49,8 @@
 //           the chain groups first (group g owns batch rows g*RC .. g*RC+RC-1), then the W1 blocks, then
 //           the Q tiles. No atomics and no grid barrier: the dispatch's end is the step's only sync point,
 //           and every sum runs in a fixed order, so the same seed gives the same bits
+// Requires  N_IN % 4 == 0;  HIDDEN % 4 == 0;  B_PAD % 32 == 0;  B_PAD % RC == 0;  3*RC*N_OUT <= 256;
+//           batch_size <= B_PAD;  param_stride % 4 == 0;  param_stride >= (N_IN + 1 + N_OUT)*HIDDEN + N_OUT
 // Changed   vs train_2_onebarrier: one dispatch a step with no grid barrier, every work group resident or
 //           not. train_2_onebarrier keeps a dispatch running across steps and makes its groups wait for each other at a
 //           barrier built on atomics; here nothing in a dispatch waits for another group, because the
@@ -62,12 +64,24 @@
 //           HIDDEN % 4 == 0; B_PAD >= batch_size, a multiple of 32; N_IN % 4 == 0. Shared memory:
 //           4*(RC*(B_PAD + HIDDEN + 1) + (HIDDEN + 1)*N_OUT + 3*RC*N_OUT + B_PAD) + 16,384 bytes: 31,648
 //           for 784-128-10 at batch 128
+#ifndef N_IN
 #define N_IN 784
+#endif
+#ifndef HIDDEN
 #define HIDDEN 128
+#endif
+#ifndef B_PAD
 #define B_PAD 128
+#endif
+#ifndef RC
 #define RC 8
+#endif
+#ifndef S
 #define S 4
+#endif
+#ifndef N_OUT
 #define N_OUT 10
+#endif
 #pragma optionNV(unroll all)
 #if N_IN % 4 != 0 || HIDDEN % 4 != 0 || B_PAD % 32 != 0 || B_PAD % RC != 0 || 3 * RC * N_OUT > 256
 #error needs N_IN % 4 == 0, HIDDEN % 4 == 0, B_PAD % 32 == 0, B_PAD % RC == 0 and 3*RC*N_OUT <= 256

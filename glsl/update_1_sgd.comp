@@ -8,11 +8,14 @@
 // Uniforms  uint n (elements); float lr (learning rate)
 // Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
 //           one thread per element
+// Requires  LOCAL <= 1024
 // Changed   first version. `precise` keeps lr*g rounded to float32 before the subtraction (no fused
 //           multiply-add), as NumPy computes it
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)
 // Tunables  LOCAL <= 1024 (checked below)
+#ifndef LOCAL
 #define LOCAL 256
+#endif
 #if LOCAL > 1024
 #error "LOCAL must be <= 1024 (threads of a work group)"
 #endif

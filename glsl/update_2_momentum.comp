@@ -9,11 +9,14 @@
 // Uniforms  uint n; float lr, mu
 // Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
 //           one thread per parameter
+// Requires  LOCAL <= 1024
 // Changed   vs update_1_sgd: one more buffer, the velocity, read and written once per step; params and
 //           grads on the same bindings (17, 18)
 // Checked   relative error < 1e-5 against NumPy over three steps (tests/test_fused.py)
 // Tunables  LOCAL <= 1024 (checked below)
+#ifndef LOCAL
 #define LOCAL 256
+#endif
 #if LOCAL > 1024
 #error "LOCAL must be <= 1024 (threads of a work group)"
 #endif

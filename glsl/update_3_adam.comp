@@ -13,11 +13,14 @@
 //           loses up to 1e-4 of c2 = 1 - 0.999^t at small t)
 // Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
 //           one thread per parameter
+// Requires  LOCAL <= 1024
 // Changed   vs update_2_momentum: a second moment per parameter scales each step; two state buffers
 //           (19 m, 20 v); params and grads on the same bindings (17, 18)
 // Checked   relative error < 1e-5 against NumPy over three steps (tests/test_fused.py)
 // Tunables  LOCAL <= 1024 (checked below)
+#ifndef LOCAL
 #define LOCAL 256
+#endif
 #if LOCAL > 1024
 #error "LOCAL must be <= 1024 (threads of a work group)"
 #endif

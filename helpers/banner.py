@@ -7,6 +7,7 @@ Introduced in notebook 02 (gl.Kernel uses it for every dispatch). The banner giv
     //           3 Y float[B*N] (writeonly)
     // Uniforms  uint B, K, N
     // Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)
+    // Requires  LOCAL_X*LOCAL_Y <= 1024
 
     b = parse(source, "dense_1_naive.comp")
     b.bindings[3]                                   # Binding(name='Y', length='B*N', type='float', access='writeonly')
@@ -15,7 +16,15 @@ Introduced in notebook 02 (gl.Kernel uses it for every dispatch). The banner giv
     check_lengths(b, {0: 560, 1: 560, 2: 8, 3: 4}, values)   # ShaderError: binding 3 (Y) holds 4 elements ...
 
 Lengths and group counts are expressions of the uniforms and #defines: names, integers, + - * / // %,
-ceil, min, max and parentheses. `/` is exact division, so ceil(N/TILE) is what it says.
+ceil, min, max and parentheses. `/` is exact division, so ceil(N/TILE) is what it says. The Requires field
+lists what the shader needs of its uniforms and #defines, `;`-separated conditions: two expressions
+compared (== != < <= > >=, chains too), `&`, `and`, `or`, `not`, and an optional ` if <condition>`:
+
+    // Requires  n_in % 4 == 0;  n_in <= MAX_IN;  n_hidden % 4 == 0 if VEC4;  JT*KS <= 1024
+
+    unmet(b, {"n_hidden": 37, "VEC4": 1, ...})     # [Requirement('n_hidden % 4 == 0 if VEC4', ...)]
+
+gl.Kernel checks the conditions on #defines alone before it compiles and the others before every dispatch.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from typing import NamedTuple
 
 from . import gl
 
-FIELDS = ("Shapes", "NumPy", "Bindings", "Uniforms", "Dispatch", "Changed", "Checked", "Tunables")
+FIELDS = ("Shapes", "NumPy", "Bindings", "Uniforms", "Dispatch", "Requires", "Changed", "Checked", "Tunables")
 ACCESS = ("readonly", "writeonly", "read-write")
 TYPES = ("float", "uint", "int")
 
@@ -41,6 +50,11 @@ class Binding(NamedTuple):
     access: str     # readonly, writeonly or read-write
 
 
+class Requirement(NamedTuple):
+    text: str            # as the banner states it: "n_hidden % 4 == 0 if VEC4"
+    names: frozenset     # the uniforms and #defines it names
+
+
 class Banner(NamedTuple):
     shader: str                      # the file name, for error messages
     fields: dict                     # {"Bindings": "0 X float[B*K] (readonly) ...", ...}: each field's text
@@ -48,6 +62,7 @@ class Banner(NamedTuple):
     uniforms: dict                   # {name: GLSL type}
     local: tuple | None              # three expressions: the work group's size
     groups: tuple | None             # three expressions: the work groups of one dispatch
+    requires: tuple = ()             # Requirement per condition of the Requires field
 
 
 def field_name(line: str) -> str | None:
@@ -59,11 +74,14 @@ def field_name(line: str) -> str | None:
 def fields(source: str) -> dict[str, list[str]]:
     """The banner's fields as {name: [first line, continuation lines...]} (text after the field name).
 
-    The banner is the block of `//` lines right after `#version`. A field starts with its name at the
+    The banner is the block of `//` lines right after `#version` (and any `#define` overrides placed there). A field starts with its name at the
     start of a line (`// Bindings  ...`); lines indented further continue it; a blank `//` ends it.
     """
     found, current = {}, None
-    for line in source.splitlines()[1:]:
+    lines = source.splitlines()[1:]
+    while lines and lines[0].startswith("#define"):   # overrides placed after #version come first
+        lines.pop(0)
+    for line in lines:
         if not line.startswith("//"):
             break
         text, name = line[2:], field_name(line)
@@ -119,7 +137,18 @@ def parse(source: str, shader: str = "shader") -> Banner:
         groups, _ = _tuple(match.group(1)) if match else (None, "")
         if local is None or groups is None:
             fail("Dispatch", text, "`local (<x>, <y>, <z>); groups (<x>, <y>, <z>)`")
-    return Banner(shader, {k: " ".join(v) for k, v in lines.items()}, bindings, uniforms, local, groups)
+    requires = []
+    for text in " ".join(lines.get("Requires", [])).split(";"):
+        text = " ".join(text.split())
+        if not text:
+            continue
+        try:
+            _condition(text)
+        except gl.ShaderError as error:
+            fail("Requires", text, f"`<expression> <comparison> <expression> [if <condition>]` ({error})")
+        requires.append(Requirement(text, _condition(text)[1]))
+    return Banner(shader, {k: " ".join(v) for k, v in lines.items()}, bindings, uniforms, local, groups,
+                  tuple(requires))
 
 
 def _tuple(text: str):
@@ -154,9 +183,10 @@ def define_values(source: str) -> dict[str, int]:
 # Expressions: a whitelist of Python's syntax, evaluated exactly (Fractions), never with eval()
 # ---------------------------------------------------------------------------------------------------
 
-_OPERATORS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-              ast.Div: lambda a, b: Fraction(a) / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 _FUNCTIONS = {"ceil": math.ceil, "min": min, "max": max}
+_GLOBALS = {"__builtins__": {}, "_div": lambda a, b: Fraction(a) / b, **_FUNCTIONS}
 
 
 class MissingValue(gl.ShaderError):
@@ -170,17 +200,56 @@ class MissingValue(gl.ShaderError):
 @lru_cache(maxsize=None)
 def names(expression: str) -> frozenset:
     """The names an expression uses, functions excluded: names("ceil(N/TILE)") == {"N", "TILE"}."""
-    tree = _tree(expression)
-    called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call)}
-    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name)) - called
+    return _compiled(expression, False)[1]
+
+
+class _ExactDivision(ast.NodeTransformer):
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Div):
+            return ast.copy_location(ast.Call(ast.Name("_div", ast.Load()), [node.left, node.right], []), node)
+        return node
 
 
 @lru_cache(maxsize=None)
-def _tree(expression: str) -> ast.AST:
+def _compiled(expression: str, condition: bool):
+    """(code, names) of a banner expression after checking every node against the whitelist: arithmetic
+    (names, integers, + - * / // %, ceil, min, max), and for a condition also comparisons, &, and, or, not."""
     try:
-        return ast.parse(expression, mode="eval").body
+        tree = ast.parse(expression, mode="eval")
     except SyntaxError:
         raise gl.ShaderError(f"not an expression: {expression!r}") from None
+    called = set()
+
+    def allowed(node) -> bool:
+        if isinstance(node, ast.Constant):
+            return type(node.value) is int
+        if isinstance(node, ast.Name):
+            return True
+        if isinstance(node, ast.BinOp):
+            return isinstance(node.op, _ARITHMETIC) or (condition and isinstance(node.op, ast.BitAnd))
+        if isinstance(node, ast.Call):
+            called.add(getattr(node.func, "id", None))
+            return (isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS and node.args
+                    and not node.keywords and all(map(allowed, node.args)))
+        if condition and isinstance(node, ast.Compare):
+            return all(isinstance(op, _COMPARISONS) for op in node.ops)
+        if condition and isinstance(node, ast.BoolOp):
+            return True
+        if condition and isinstance(node, ast.UnaryOp):
+            return isinstance(node.op, ast.Not)
+        return False
+
+    for node in ast.walk(tree.body):
+        if isinstance(node, (ast.expr_context, ast.operator, ast.cmpop, ast.boolop, ast.unaryop)):
+            continue
+        if not allowed(node):
+            extra = ", comparisons, &, and, or, not" if condition else ""
+            raise gl.ShaderError(f"{expression!r}: {ast.unparse(node)!r} is not allowed in a banner expression "
+                                 f"(names, integers, + - * / // %, ceil, min, max, parentheses{extra})")
+    used = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name)) - called
+    code = compile(ast.fix_missing_locations(_ExactDivision().visit(tree)), "<banner>", "eval")
+    return code, used
 
 
 def evaluate(expression: str, values: dict):
@@ -188,23 +257,62 @@ def evaluate(expression: str, values: dict):
 
     Raises MissingValue for a name not in `values`, gl.ShaderError for anything outside the whitelist.
     """
-    def value(node):
-        if isinstance(node, ast.Constant) and type(node.value) is int:
-            return node.value
-        if isinstance(node, ast.Name):
-            if node.id not in values:
-                raise MissingValue(node.id, expression)
-            return values[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS
-                and node.args and not node.keywords):
-            return _FUNCTIONS[node.func.id](*(value(a) for a in node.args))
-        raise gl.ShaderError(f"{expression!r}: {ast.unparse(node)!r} is not allowed in a banner expression "
-                             "(names, integers, + - * / // %, ceil, min, max, parentheses)")
-
-    result = value(_tree(expression))
+    code, used = _compiled(expression, False)
+    for name in used:
+        if name not in values:
+            raise MissingValue(name, expression)
+    result = eval(code, _GLOBALS, values)   # a whitelisted tree: names, integers, arithmetic, ceil/min/max
     return int(result) if result == int(result) else result
+
+
+@lru_cache(maxsize=None)
+def _condition(text: str):
+    """(code, names) of one Requires condition, `<condition> [if <guard>]`; the guard's false means it holds."""
+    condition, _, guard = text.partition(" if ")
+    code, used = _compiled(condition, True)
+    if not guard:
+        return code, used
+    guard_code, guard_names = _compiled(guard, True)
+    return _Guarded(guard_code, code), used | guard_names
+
+
+class _Guarded(NamedTuple):
+    guard: object
+    condition: object
+
+
+def holds(requirement: Requirement, values: dict) -> bool | None:
+    """Whether a Requires condition holds for `values`; None when a name it uses is not among them."""
+    if not requirement.names <= values.keys():
+        return None
+    code, _ = _condition(requirement.text)
+    if isinstance(code, _Guarded):
+        return not eval(code.guard, _GLOBALS, values) or bool(eval(code.condition, _GLOBALS, values))
+    return bool(eval(code, _GLOBALS, values))
+
+
+def unmet(banner: Banner, values: dict, only: set | None = None) -> list:
+    """The banner's Requires conditions that `values` break (those naming a value not given are skipped);
+    only: a set of names, to test only the conditions that name one of them."""
+    return [r for r in banner.requires
+            if (only is None or r.names & only) and holds(r, values) is False]
+
+
+def requirement_error(banner: Banner, requirement: Requirement, values: dict, defines: dict) -> str:
+    """The message for a broken requirement: the shader, the values, the condition and how to fix it."""
+    given = ", ".join(f"{name} = {values[name]}" for name in sorted(requirement.names))
+    tunables = sorted(requirement.names & defines.keys())
+    uniforms = sorted(requirement.names - defines.keys())
+    example = (f"gl.Kernel(ctx, {banner.shader!r}, defines={{{', '.join(f'{d!r}: ...' for d in tunables)}}})"
+               if tunables else "")
+    if uniforms:
+        fix = f"set {', '.join(uniforms)} so that it holds"
+        if tunables:
+            fix += f", or compile with other {', '.join(tunables)}: {example}"
+        return (f"{banner.shader}: uniform {' and '.join(uniforms)} breaks the banner's requirement `{requirement.text}` "
+                f"({given}); the shader would compute wrong results without an error. Fix: {fix}")
+    return (f"{banner.shader}: the #defines break the banner's requirement `{requirement.text}` ({given}); the "
+            f"shader cannot work with them. Fix: choose {', '.join(tunables)} so that it holds: {example}")
 
 
 def dispatch_groups(banner: Banner, values: dict) -> tuple[int, int, int]:

@@ -11,8 +11,12 @@ Introduced in notebook 02. Importing this module creates nothing; call `create_c
     c = C.read()                                # a new, writable NumPy array
     driver_assembly(k.program)                  # NVIDIA: the assembly text the driver compiled k into (notebook 03)
 
-`Kernel.run` checks that every buffer the shader declares is bound and has the element type the shader
-reads; `GPUArray.write` checks shape and dtype. Both name the binding or array that is wrong.
+Every tunable of a shader in glsl/ is guarded (`#ifndef TILE` / `#define TILE 16` / `#endif`), so a
+`#define TILE 8` placed right after `#version` overrides it; Kernel(ctx, name, {"TILE": 8}) does exactly
+that. `Kernel.run` checks that every buffer the shader declares is bound and has the element type the shader
+reads, and before every dispatch that the uniforms and the buffers bound so far meet the banner's contract
+(its Requires and Bindings fields); `GPUArray.write` checks shape and dtype. Each error names the shader,
+the binding, array or uniform that is wrong, and the fix.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ _GLSL_DTYPES = {
 }
 
 
-from .gpu_array import GPUArray, empty, staging_buffer, upload  # noqa: E402,F401  (gl.upload etc.)
+from .gpu_array import GPUArray, bound_buffers, empty, staging_buffer, upload  # noqa: E402,F401  (gl.upload etc.)
 
 
 class GLContextError(RuntimeError):
@@ -187,26 +191,54 @@ def shader_path(name: str) -> Path:
     return path
 
 
-def shader_source(name: str, defines: dict | None = None) -> str:
-    """The source of glsl/<name> with `#define NAME value` lines rewritten from `defines`.
+def tunables(source: str) -> list[str]:
+    """The #defines a source lets a `#define` placed after `#version` override: each guarded
+    `#ifndef NAME` / `#define NAME value` / `#endif`, in file order."""
+    return re.findall(r"^[ \t]*#ifndef[ \t]+(\w+)[ \t]*\n[ \t]*#define[ \t]+\1\b", source, re.MULTILINE)
 
-    Only defines the file already has can be changed, so line numbers in error messages stay those of
-    the file on disk.
-    """
-    source = shader_path(name).read_text()
-    for key, value in (defines or {}).items():
+
+def with_defines(source: str, defines: dict | None, name: str = "shader") -> str:
+    """`source` with a `#define NAME value` line right after `#version` for each of `defines`: what a GLSL
+    user does by hand. A name the source does not guard with #ifndef is refused, with its tunables listed
+    (an unguarded `#define NAME` line, in a shader of your own, is rewritten in place instead)."""
+    if not defines:
+        return source
+    guarded, inserted = set(tunables(source)), []
+    for key, value in defines.items():
+        if key in guarded:
+            inserted.append(f"#define {key} {value}")
+            continue
         pattern = re.compile(rf"^([ \t]*#define[ \t]+{re.escape(key)})\b[^\n]*$", re.MULTILINE)
-        source, count = pattern.subn(lambda m: f"{m.group(1)} {value}", source)
-        if count == 0:
-            tunables = re.findall(r"^[ \t]*#define[ \t]+(\w+)", source, re.MULTILINE)
-            raise ShaderError(f"{name} has no `#define {key}` to override; its tunables are: "
-                              f"{', '.join(tunables) or '(none)'}")
-    return source
+        plain = len(pattern.findall(source))
+        if plain == 1:
+            source = pattern.sub(lambda m: f"{m.group(1)} {value}", source)
+            continue
+        derived = f" ({key} is derived from the others, not a tunable)" if plain else ""
+        known = tunables(source) or re.findall(r"^[ \t]*#define[ \t]+(\w+)", source, re.MULTILINE)
+        raise ShaderError(f"{name} has no `#define {key}` to override{derived}; its tunables are: "
+                          f"{', '.join(known) or '(none)'}")
+    first, newline, rest = source.partition("\n")
+    if not first.startswith("#version"):
+        return "\n".join(inserted) + "\n" + source
+    return first + newline + "\n".join(inserted) + "\n" + rest
 
 
-def _compile_error(name: str, source: str, message: str) -> ShaderError:
-    """Turn a driver's compile log into 'glsl/file.comp:LINE: message' lines with the source line."""
+def shader_source(name: str, defines: dict | None = None) -> str:
+    """The source of glsl/<name> with a `#define NAME value` line after `#version` for each of `defines`
+    (with_defines): the file's guarded default of each is then skipped."""
+    return with_defines(shader_path(name).read_text(), defines, name)
+
+
+def _inserted_lines(source: str, original: str) -> int:
+    """How many lines with_defines put after `#version` (0 when `source` is the file as it is)."""
+    return source.count("\n") - original.count("\n")
+
+
+def _compile_error(name: str, source: str, message: str, inserted: int = 0) -> ShaderError:
+    """Turn a driver's compile log into 'glsl/file.comp:LINE: message' lines with the source line.
+    `inserted`: lines of #define overrides after `#version`, so line numbers are those of the file on disk."""
     lines = source.splitlines()
+    where = name if "/" in str(name) else f"glsl/{name}"   # a path of its own is shown as given
     out = [f"{name} failed to compile:"]
     for entry in message.splitlines():
         # Mesa: "0:12(5): error: ...", NVIDIA: "0(12) : error C1008: ...", AMD: "ERROR: 0:12: ..."
@@ -215,21 +247,53 @@ def _compile_error(name: str, source: str, message: str) -> ShaderError:
             continue
         number = int(next(g for g in match.groups() if g))
         text = lines[number - 1].strip() if 0 < number <= len(lines) else ""
-        out.append(f"  glsl/{name}:{number}: {entry.strip()}")
+        if 1 < number <= 1 + inserted:
+            out.append(f"  the override `{text}` (inserted after #version): {entry.strip()}")
+            continue
+        shown = number - inserted if number > 1 else number
+        out.append(f"  {where}:{shown}: {entry.strip()}")
         if text:
-            out.append(f"      {number} | {text}")
+            out.append(f"      {shown} | {text}")
     if len(out) == 1:
         out.append(message.strip())
     return ShaderError("\n".join(out))
 
 
+_MAX_COMPUTE_SHARED_MEMORY_SIZE = 0x8262
+
+
+def max_shared_memory(ctx) -> int | None:
+    """GL_MAX_COMPUTE_SHARED_MEMORY_SIZE: the bytes of shared memory a work group may use (None if unknown)."""
+    try:
+        value = ctypes.c_int(0)
+        function(ctx, "glGetIntegerv", None, ctypes.c_uint, ctypes.POINTER(ctypes.c_int))(
+            _MAX_COMPUTE_SHARED_MEMORY_SIZE, ctypes.byref(value))
+        return value.value or None
+    except (OSError, AttributeError):
+        return None
+
+
 def compile_shader(ctx, name: str, defines: dict | None = None):
-    """A moderngl ComputeShader from glsl/<name>; a failure raises ShaderError naming file and line."""
-    source = shader_source(name, defines)
+    """A moderngl ComputeShader from glsl/<name> (or a path), `defines` placed after `#version`; a failure
+    raises ShaderError naming file and line, and the overrides with a hint where they are the likely cause
+    (a work group's shared memory over the limit)."""
+    original = shader_path(name).read_text()
+    source = with_defines(original, defines, name)
     try:
         return ctx.compute_shader(source)
     except Exception as exc:
-        raise _compile_error(name, source, str(exc)) from None
+        error = _compile_error(name, source, str(exc), _inserted_lines(source, original))
+    if defines:
+        overrides = ", ".join(f"{k}={v}" for k, v in defines.items())
+        hint = f"\n  compiled with the overrides {overrides}"
+        if "shared" in str(error).lower():
+            limit = max_shared_memory(ctx)
+            grows = re.search(r"^// Tunables\s+(.*(?:\n//\s{3,}.*)*)", original, re.MULTILINE)
+            hint += (f": they ask for more shared memory than this OpenGL gives a work group"
+                     f"{f' ({limit} bytes)' if limit else ''}. Fix: lower {', '.join(defines)}"
+                     + (f"; the banner says: {' '.join(grows.group(1).replace('//', ' ').split())}" if grows else ""))
+        error = ShaderError(str(error) + hint)
+    raise error from None
 
 
 def define(source: str, name: str) -> str:
@@ -270,11 +334,17 @@ class Kernel:
 
     `groups(**sizes)` gives the work groups of a dispatch from the banner's Dispatch line and the
     shader's own #defines; `run(*groups, bindings={0: A, ...}, **uniforms)` binds the GPUArrays, sets the
-    uniforms, checks each buffer's length against the banner's Bindings line, dispatches and (by
-    default) issues a memory barrier so the next dispatch or read sees the writes.
+    uniforms, checks the contract (below), dispatches and (by default) issues a memory barrier so the next
+    dispatch or read sees the writes.
 
         k = Kernel(ctx, "matmul_2_tiled.comp")
         k.run(*k.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
+
+    The contract: the banner's Requires conditions on #defines alone are checked before compiling; before
+    every dispatch, those naming uniforms (with the values set so far, by run() or set()) and the length
+    of every buffer bound to the shader's bindings (now, by bind(), or earlier by another kernel or
+    GPUArray.bind_to) against the banner's Bindings lengths. Only what changed since the last dispatch is
+    checked again: a loop that changes one uniform pays a few dictionary lookups (helpers.bench.contract).
     """
 
     def __init__(self, ctx, name: str, defines: dict | None = None):
@@ -282,12 +352,31 @@ class Kernel:
 
         self.ctx, self.name, self.defines = ctx, name, dict(defines or {})
         self.source = shader_source(name, defines)
-        self.program = compile_shader(ctx, name, defines)
-        self.buffers = storage_buffers(self.source)
         self.banner = banner.parse(self.source, name)
         self.define_values = banner.define_values(self.source)   # {"TILE": 16, ...}, overrides applied
-        self.uniforms = {}       # every uniform value set so far, by set() or run(): the length checks use them
+        for requirement in self.banner.requires:                  # on #defines alone: before compiling
+            if requirement.names <= self.define_values.keys() and not banner.holds(requirement, self.define_values):
+                message = banner.requirement_error(self.banner, requirement, self.define_values, self.define_values)
+                try:                                              # the shader's own #error says why, if it has one
+                    compile_shader(ctx, name, defines).release()
+                except ShaderError as error:
+                    message = f"{error}\n{message}"
+                raise ShaderError(message)
+        self.program = compile_shader(ctx, name, defines)
+        self.buffers = storage_buffers(self.source)
+        self.uniforms = {}       # every uniform value set so far, by set() or run(): the checks use them
         self._groups = {}        # groups(**sizes), remembered per sizes: a dispatch loop pays a dict lookup
+        # the checks before a dispatch, indexed by the names they use, so a changed uniform re-runs only its own
+        self._uniform_checks = {}
+        for requirement in self.banner.requires:
+            if not requirement.names <= self.define_values.keys():
+                for used in requirement.names:
+                    self._uniform_checks.setdefault(used, []).append(requirement)
+        self._length_names = {number: banner.names(b.length) for number, b in self.banner.bindings.items()}
+        self._bound = bound_buffers(ctx)
+        self._checked_version = -1    # the bound buffers' version the lengths were last checked at
+        self._checked_arrays = {}     # {binding: the array checked there}
+        self._changed = set()         # uniforms changed since the last check
 
     def define(self, name: str) -> int:
         """The integer value of `#define name` in this kernel's source (overrides applied), e.g. k.define("TILE")."""
@@ -317,6 +406,34 @@ class Kernel:
                    for binding, array in bindings.items() if hasattr(array, "size")}
         banner.check_lengths(self.banner, lengths, {**self.define_values, **self.uniforms, **sizes})
 
+    def check_contract(self) -> None:
+        """Raise ShaderError, naming the shader, the uniform or binding, the banner's condition and the fix,
+        when the uniforms set so far break a Requires condition of the banner or a buffer bound to one of the
+        shader's bindings is shorter than its Bindings length. run() calls it before every dispatch; it
+        re-checks only what changed since it last passed (a uniform's value, a binding's buffer)."""
+        from . import banner
+
+        rebound = self._bound.version != self._checked_version
+        if not self._changed and not rebound:
+            return
+        values = {**self.define_values, **self.uniforms}
+        requirements = {id(r): r for name in self._changed for r in self._uniform_checks.get(name, ())}
+        for requirement in requirements.values():
+            if banner.holds(requirement, values) is False:
+                raise ShaderError(banner.requirement_error(self.banner, requirement, values, self.define_values))
+        arrays = self._bound.arrays
+        lengths = {}
+        for number in self._length_names:
+            array = arrays.get(number)
+            if array is not None and (array is not self._checked_arrays.get(number)
+                                      or self._changed & self._length_names[number]):
+                lengths[number] = array.size if isinstance(array, GPUArray) else array.size // 4
+        if lengths:
+            banner.check_lengths(self.banner, lengths, values)
+            self._checked_arrays.update((number, arrays[number]) for number in lengths)
+        self._changed.clear()
+        self._checked_version = self._bound.version
+
     def __repr__(self):
         return f"Kernel({self.name!r}, defines={self.defines})"
 
@@ -329,7 +446,9 @@ class Kernel:
                 active = sorted(k for k in self.program)
                 raise ShaderError(f"{self.name} has no active uniform {key!r}; it has {active}. "
                                   "(A uniform the shader never reads is removed by the compiler.)") from None
-            self.uniforms[key] = value
+            if self.uniforms.get(key, _UNSET) != value:
+                self.uniforms[key] = value
+                self._changed.add(key)
 
     def bind(self, bindings: dict) -> None:
         """Bind GPUArrays to binding points after checking them against the shader's declarations."""
@@ -350,25 +469,29 @@ class Kernel:
                     raise ShaderError(f"{self.name}: binding {binding} ({block}) holds {np.dtype(dtype).name} "
                                       f"elements, but GPUArray {array.name!r} is {array.dtype.name}")
                 array.bind_to(binding)
-            elif hasattr(array, "bind_to_storage_buffer"):  # a bare moderngl.Buffer: nothing else to check
+            elif hasattr(array, "bind_to_storage_buffer"):  # a bare moderngl.Buffer: its length in bytes
                 array.bind_to_storage_buffer(binding)
+                self._bound.record(binding, array)
             else:
                 raise ShaderError(f"{self.name}: binding {binding} ({block}) got a {type(array).__name__}, not a "
                                   "GPUArray or moderngl.Buffer; make one with gl.upload(ctx, a, name) or gl.empty")
 
     def run(self, group_x: int = 1, group_y: int = 1, group_z: int = 1, *, bindings: dict | None = None,
             barrier: bool = True, **uniforms) -> None:
-        """Bind `bindings`, set `uniforms`, check the bound lengths (check()), dispatch the group counts
+        """Bind `bindings`, set `uniforms`, check the contract (check_contract()), dispatch the group counts
         (from groups()), then a memory barrier unless barrier=False."""
         if bindings is not None:
             self.bind(bindings)
         if uniforms:
             self.set(**uniforms)
-        if bindings is not None:
-            self.check(bindings)
+        if self._changed or self._bound.version != self._checked_version:
+            self.check_contract()
         self.program.run(int(group_x), int(group_y), int(group_z))
         if barrier:
             self.ctx.memory_barrier()
+
+
+_UNSET = object()
 
 
 def groups(n: int, local: int) -> int:

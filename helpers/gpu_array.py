@@ -32,6 +32,31 @@ def staging_buffer(ctx, nbytes: int):
     return stage
 
 
+class BoundBuffers:
+    """What helpers bound to each storage-buffer binding point of a context ({binding: GPUArray or
+    moderngl.Buffer}) and a version that grows with every change, so gl.Kernel.run re-checks a kernel's
+    buffers only when one changed. A buffer bound with moderngl's own bind_to_storage_buffer is not seen."""
+
+    __slots__ = ("arrays", "version")
+
+    def __init__(self):
+        self.arrays, self.version = {}, 0
+
+    def record(self, binding: int, array) -> None:
+        if self.arrays.get(binding) is not array:
+            self.arrays[binding] = array
+            self.version += 1
+
+
+def bound_buffers(ctx) -> BoundBuffers:
+    """The context's BoundBuffers (made on first use, kept in ctx.extra)."""
+    extra = ctx.extra if isinstance(getattr(ctx, "extra", None), dict) else {}
+    ctx.extra = extra
+    if "bound" not in extra:
+        extra["bound"] = BoundBuffers()
+    return extra["bound"]
+
+
 class GPUArray:
     """A storage buffer (or a range of one: `view`) with a NumPy shape and dtype (float32, uint32 or
     int32), row-major. The CPU reads and writes it only through the context's staging buffer."""
@@ -74,6 +99,7 @@ class GPUArray:
     def bind_to(self, binding: int) -> None:
         """Bind this array (its range of the buffer) to a storage-buffer binding point."""
         self.buffer.bind_to_storage_buffer(binding, offset=self.offset, size=self.nbytes)
+        bound_buffers(self.ctx).record(binding, self)
 
     def _checked(self, array) -> np.ndarray:
         array = np.asarray(array)

@@ -16,8 +16,12 @@
 //           A @ B. The checker fills P with NaN, so a piece never written shows.
 // Checked   exercises.check("04_splitk_pieces", "my_splitk_pieces.comp"): M×K×N, KS = 1×1×1, 1; 37×70×13, 16;
 //           1×300×77, 300; 77×300×1, 7; 129×257×65, 64; 200×1024×300, 256 against NumPy
+#ifndef LOCAL_X
 #define LOCAL_X 16
+#endif
+#ifndef LOCAL_Y
 #define LOCAL_Y 16
+#endif
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = 1) in;
 

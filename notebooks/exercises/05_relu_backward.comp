@@ -15,8 +15,12 @@
 //           Every element of dZ is written, the masked ones as 0.
 // Checked   exercises.check("05_relu_backward", "my_relu_backward.comp"): B×H×C = 1×128×10, 37×70×13,
 //           130×17×10, 16×33×1, 512×300×10 against NumPy
+#ifndef LOCAL_X
 #define LOCAL_X 16
+#endif
+#ifndef LOCAL_Y
 #define LOCAL_Y 16
+#endif
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = 1) in;
 

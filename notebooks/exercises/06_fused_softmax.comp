@@ -15,8 +15,12 @@
 //           dispatches with the logits written to memory and read back in between.
 // Checked   exercises.check("06_fused_softmax", "my_fused_softmax.comp"): B×K×C = 1×784×10, 37×70×13,
 //           65×5×16, 3×1×1, 2000×128×10 against NumPy
+#ifndef LOCAL
 #define LOCAL 64
+#endif
+#ifndef MAX_C
 #define MAX_C 16
+#endif
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 

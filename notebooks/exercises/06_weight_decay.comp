@@ -18,7 +18,9 @@
 //           or applied to the biases, shows clearly above float32 rounding.
 // Checked   exercises.check("06_weight_decay", "my_weight_decay.comp"): weights K×N plus N biases for
 //           K×N = 1×1, 37×13, 5×300, 784×128 against NumPy
+#ifndef LOCAL
 #define LOCAL 256
+#endif
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 

@@ -14,8 +14,12 @@
 //           of column n, then take the ReLU, both before the store, so the layer stays one dispatch
 // Checked   exercises.check("02_bias_relu", "my_bias_relu.comp"): B×K×N = 1×784×128, 37×70×13, 33×5×16,
 //           1000×200×130 against NumPy
+#ifndef LOCAL_X
 #define LOCAL_X 16
+#endif
+#ifndef LOCAL_Y
 #define LOCAL_Y 16
+#endif
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = 1) in;
 

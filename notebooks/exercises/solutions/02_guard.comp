@@ -13,8 +13,12 @@
 //           NaN and puts a NaN guard zone after it, so an element never written, or a write past the
 //           end, shows.
 // Checked   exercises.check("02_guard", "my_guard.comp"): M×N = 1×1, 1×70, 37×70, 515×1000 against NumPy
+#ifndef LOCAL_X
 #define LOCAL_X 16
+#endif
+#ifndef LOCAL_Y
 #define LOCAL_Y 16
+#endif
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = 1) in;
 

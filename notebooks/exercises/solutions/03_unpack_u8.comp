@@ -16,8 +16,12 @@
 //           byte is not a pixel: writing it would land on the next row's first pixel.
 // Checked   exercises.check("03_unpack_u8", "my_unpack_u8.comp"): B×K = 1×784, 1×5, 3×1, 37×70, 129×13,
 //           1000×783 against NumPy
+#ifndef LOCAL_X
 #define LOCAL_X 64
+#endif
+#ifndef LOCAL_Y
 #define LOCAL_Y 4
+#endif
 
 layout(local_size_x = LOCAL_X, local_size_y = LOCAL_Y, local_size_z = 1) in;
 

@@ -15,7 +15,9 @@
 //           return before the loop: every thread must reach every barrier.
 // Checked   exercises.check("04_tiled", "my_tiled.comp"): M×K×N = 1×1×1, 1×300×77, 37×13×70, 77×300×1,
 //           129×257×65, 256×512×300 against NumPy
+#ifndef TILE
 #define TILE 16
+#endif
 
 layout(local_size_x = TILE, local_size_y = TILE, local_size_z = 1) in;
 

@@ -19,7 +19,9 @@
 //           NumPy (float64)
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#ifndef LOCAL
 #define LOCAL 256
+#endif
 
 layout(local_size_x = LOCAL, local_size_y = 1, local_size_z = 1) in;
 
