@@ -64,23 +64,71 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _cut_short(path: Path) -> bool:
+    """True if `path` is the start of a gzip stream that ends early (a download or copy cut off): it
+    decompresses without error up to its last byte, and the stream's end marker never comes. A complete
+    gzip file, or one that is not gzip at all, is not cut short: it is another file."""
+    stream = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                stream.decompress(chunk)
+                if stream.eof:
+                    return False
+    except zlib.error:
+        return False
+    return not stream.eof
+
+
+def problem(path: Path, size: int, sha256: str) -> str | None:
+    """None if `path` exists with the registered size and sha256; otherwise one line naming the problem:
+    missing; truncated (shorter than registered, and the start of a gzip stream cut off); corrupt (right
+    size, wrong checksum); or not the expected file (another size, and not a cut-off copy of it), with the
+    expected and found size and checksum."""
+    if not path.is_file():
+        return f"MNIST file missing: {path}"
+    actual = path.stat().st_size
+    if actual == size:
+        return None if _sha256(path) == sha256 else (
+            f"MNIST file corrupt: {path} has the right size but not sha256 {sha256}")
+    if actual < size and _cut_short(path):
+        return f"MNIST file truncated: {path} has {actual} bytes, expected {size}"
+    return (f"MNIST file {path.name} is not the expected file: {path} has {actual} bytes and sha256 "
+            f"{_sha256(path)[:16]}..., the registered {path.name} has {size} bytes and sha256 {sha256[:16]}...")
+
+
+def _fix(folder: Path, names, source: str) -> str:
+    it = "them" if len(names) > 1 else "it"
+    other = (f"unset MNIST_DIR to download {it}" if source == "MNIST_DIR"
+             else f"call load_mnist() without offline_dir (and MNIST_DIR unset) to download {it}")
+    files = ", ".join(names)
+    return (f"Put a good copy of {files} (from the MNIST page, or the tensorflow-datasets mirror) in "
+            f"{folder}, or {other}.")
+
+
 def verify(path: Path, size: int, sha256: str, source: str = "MNIST_DIR") -> None:
-    """Raise DatasetError unless `path` exists with the registered size and sha256.
+    """Raise DatasetError unless `path` exists with the registered size and sha256 (see problem()).
 
     `source` says where the folder came from ("MNIST_DIR" or "offline_dir"), so the fix names it.
     """
-    other = ("unset MNIST_DIR to download it" if source == "MNIST_DIR"
-             else "call load_mnist() without offline_dir (and MNIST_DIR unset) to download it")
-    fix = (f"Put a good copy of {path.name} (from the MNIST page, or the tensorflow-datasets mirror) in "
-           f"{path.parent}, or {other}.")
-    if not path.is_file():
-        raise DatasetError(f"MNIST file missing: {path}\n{fix}")
-    actual = path.stat().st_size
-    if actual != size:
-        kind = "truncated" if actual < size else "too long"
-        raise DatasetError(f"MNIST file {kind}: {path} has {actual} bytes, expected {size}.\n{fix}")
-    if _sha256(path) != sha256:
-        raise DatasetError(f"MNIST file corrupt: {path} has the right size but not sha256 {sha256}.\n{fix}")
+    found = problem(path, size, sha256)
+    if found:
+        raise DatasetError(f"{found}\n{_fix(path.parent, [path.name], source)}")
+
+
+def verify_folder(folder: Path, source: str = "MNIST_DIR") -> dict[str, Path]:
+    """The four files' paths in `folder`, or one DatasetError naming every file that is missing or wrong
+    (all of them at once, not the first alone), and the fix."""
+    registry = registered_files()
+    missing = [name for name in registry if not (folder / name).is_file()]
+    found = {name: problem(folder / name, size, sha) for name, (_url, size, sha) in registry.items()
+             if name not in missing}
+    wrong = [name for name, line in found.items() if line]
+    if missing or wrong:
+        lines = [f"MNIST file{'s' if len(missing) > 1 else ''} missing from {folder}: {', '.join(missing)}"] if missing else []
+        raise DatasetError("\n".join(lines + [found[name] for name in wrong]) + "\n"
+                           + _fix(folder, missing + wrong, source))
+    return {name: folder / name for name in registry}
 
 
 def fetch(offline_dir: str | os.PathLike | None = None, quiet: bool = True) -> dict[str, Path]:
@@ -89,12 +137,7 @@ def fetch(offline_dir: str | os.PathLike | None = None, quiet: bool = True) -> d
     offline_dir = offline_dir or os.environ.get("MNIST_DIR")
     registry = registered_files()
     if offline_dir:
-        folder = Path(offline_dir).expanduser()
-        paths = {}
-        for name, (_url, size, sha) in registry.items():
-            verify(folder / name, size, sha, source)
-            paths[name] = folder / name
-        return paths
+        return verify_folder(Path(offline_dir).expanduser(), source)
 
     import tensorflow_datasets as tfds
     from tensorflow_datasets.image_classification import mnist
@@ -103,9 +146,9 @@ def fetch(offline_dir: str | os.PathLike | None = None, quiet: bool = True) -> d
     folder = cache_dir()
     if not all(_is_cached(folder, sha) for _url, _size, sha in registry.values()):
         for url in sorted(set(urls.values())):
-            problem = reachable(url)
-            if problem:
-                raise DatasetError(_download_failed(problem))
+            offline = reachable(url)
+            if offline:
+                raise DatasetError(_download_failed(offline))
     if quiet:
         tfds.disable_progress_bar()
     before = _folders(folder)
@@ -118,6 +161,29 @@ def fetch(offline_dir: str | os.PathLike | None = None, quiet: bool = True) -> d
         _remove_leftovers(folder, before)
         raise DatasetError(_download_failed(f"{type(exc).__name__}: {exc}")) from None
     return {name: Path(path) for name, path in downloaded.items()}
+
+
+def unavailable() -> str | None:
+    """None if load_mnist() can get MNIST on this machine now: the four good files in MNIST_DIR, or all four
+    in tensorflow-datasets' cache, or (MNIST_DIR unset) a download server that answers. Otherwise one line:
+    why not, and the fix. (The notebooks' tests skip with that line, notebooks/conftest.py.)"""
+    folder = os.environ.get("MNIST_DIR")
+    if folder:
+        try:
+            verify_folder(Path(folder).expanduser())
+        except DatasetError as exc:
+            *found, fix = str(exc).split("\n")
+            return f"{'; '.join(found)}. Fix: {fix[0].lower()}{fix[1:]}"
+        return None
+    registry = registered_files()
+    if all(_is_cached(cache_dir(), sha) for _url, _size, sha in registry.values()):
+        return None
+    for url in sorted({url for url, _size, _sha in registry.values()}):
+        offline = reachable(url)
+        if offline:
+            return (f"MNIST is not in {cache_dir()} and cannot be downloaded ({offline}). Fix: set MNIST_DIR "
+                    "to a folder holding the four original .gz files, or connect this machine to the network.")
+    return None
 
 
 def _download_failed(problem: str) -> str:

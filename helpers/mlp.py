@@ -26,9 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import data, gl, reference
-
-PARAM_NAMES = ("W1", "b1", "W2", "b2")
+from . import check, data, gl, reference
+from .check import PARAM_NAMES, check_labels  # noqa: F401  (check_labels: mlp.check_labels too)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,14 +76,47 @@ def save_params(path, params: dict) -> Path:
     return path
 
 
-def load_params(path) -> dict:
-    """The W1, b1, W2, b2 saved by save_params, as float32 arrays; a clear error if one is missing."""
-    with np.load(path) as saved:
-        missing = [name for name in PARAM_NAMES if name not in saved.files]
-        if missing:
-            raise KeyError(f"{path} holds {saved.files}, not the MLP parameters {missing}: "
-                           "was it written by trainer.save (mlp.save_params)?")
-        return {name: saved[name].astype(np.float32) for name in PARAM_NAMES}
+class WeightsFileError(ValueError, KeyError):
+    """A weights file that is not an .npz of W1, b1, W2, b2 (or whose arrays do not fit the net). A KeyError
+    too, for code that caught the missing-name case as one; its message prints as written."""
+
+    __str__ = ValueError.__str__
+
+
+WRITER = "trainer.save(path) (mlp.save_params) writes an .npz of the four float32 arrays W1, b1, W2, b2"
+
+
+def _not_weights(path: Path, why: str) -> WeightsFileError:
+    return WeightsFileError(f"{path} is not a weights file: {why}. {WRITER}; load one of those.")
+
+
+def load_params(path, shapes: dict | None = None) -> dict:
+    """The W1, b1, W2, b2 saved by save_params, as float32 arrays, after checking them (check.check_params):
+    names, shapes (those of `shapes`, the net they go into, when given; a pair saved transposed, as PyTorch
+    stores nn.Linear, is named as such), float dtype, finite values. A file that is not such an .npz (a
+    .npy, text, a pickle, a missing file) gets one WeightsFileError saying so; nothing is unpickled."""
+    path = Path(path)
+    if not path.is_file():
+        raise _not_weights(path, "there is no such file" if not path.exists() else "it is not a file")
+    with open(path, "rb") as f:
+        head = f.read(8)
+    if head.startswith(b"\x93NUMPY"):
+        raise _not_weights(path, "it is a single NumPy array (.npy, np.save), not an .npz of the four arrays")
+    if not head.startswith(b"PK"):
+        kind = ("empty" if not head else "a Python pickle" if head[:1] == b"\x80"
+                else "text" if all(32 <= c < 127 or c in b"\t\r\n" for c in head) else "not a zip archive")
+        raise _not_weights(path, f"it is {kind}, not an .npz")
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            missing = [name for name in PARAM_NAMES if name not in saved.files]
+            if missing:
+                raise _not_weights(path, f"it holds {saved.files}, not the MLP parameters {missing}")
+            arrays = {name: saved[name] for name in PARAM_NAMES}
+    except WeightsFileError:
+        raise
+    except Exception as exc:   # a damaged zip, an array of Python objects (which would need unpickling)
+        raise _not_weights(path, f"it cannot be read as an .npz of number arrays ({type(exc).__name__})") from None
+    return check.check_params(arrays, shapes, source=str(path))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,33 +125,13 @@ def load_params(path) -> dict:
 
 def pack_images(images, n_pixels: int) -> np.ndarray:
     """uint8 images (n, 28, 28) or (n, K) -> uint32 (n, ceil(K/4)) by data.pack_images (packed uint32
-    passes through), after checking that the images have the net's n_pixels inputs."""
-    images = np.asarray(images)
-    if images.dtype == np.uint8 and images.reshape(len(images), -1).shape[1] != n_pixels:
-        raise ValueError(f"images have {images.reshape(len(images), -1).shape[1]} pixels each, but W1 has "
-                         f"{n_pixels} rows: pass images of the size the net was built for")
+    passes through), after check.check_images: the net's n_pixels inputs, raw uint8 pixels."""
+    images = check.check_images(images, n_pixels, raw=True)
     words = data.pack_images(images, n_pixels)
     if words.shape[1] != -(-n_pixels // 4):
         raise ValueError(f"packed images have {words.shape[1]} words a row; W1's {n_pixels} rows need "
                          f"{-(-n_pixels // 4)}")
     return words
-
-
-def check_labels(labels, n_images: int, n_classes: int) -> np.ndarray:
-    """The labels as int64 after checking them: integers, one per image, each in 0..n_classes-1 (a label
-    outside would make the shaders read past the logits and train on garbage without an error)."""
-    if labels is None:
-        raise ValueError(f"training needs one label per image: got {n_images} images and no labels")
-    labels = np.asarray(labels)
-    if labels.ndim != 1 or len(labels) != n_images:
-        raise ValueError(f"training needs one label per image: got {n_images} images and labels of shape "
-                         f"{labels.shape}")
-    if labels.size and not np.issubdtype(labels.dtype, np.integer):
-        raise TypeError(f"labels must be integers (class numbers 0..{n_classes - 1}), got {labels.dtype}")
-    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
-        raise ValueError(f"labels must lie in 0..{n_classes - 1} (the net has {n_classes} outputs); "
-                         f"got {labels.min()}..{labels.max()}")
-    return labels.astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,11 +159,10 @@ class Trainer:
         self.kind = type(self.optimizer).__name__
         if self.kind not in self.OPTIMIZERS:
             raise TypeError(f"optimizer must be reference.SGD, Momentum or Adam, got {self.kind}")
-        shapes = {name: np.shape(params[name]) for name in PARAM_NAMES}
+        check.check_optimizer(self.optimizer)   # reference's optimizers check when set; this, any other way in
+        params = check.check_params(params)      # names, float dtype, a K-H-C net's shapes, finite values
+        shapes = {name: params[name].shape for name in PARAM_NAMES}
         (self.K, self.H), self.C = shapes["W1"], shapes["W2"][1]
-        if shapes != param_shapes(self.K, self.H, self.C):
-            raise ValueError(f"parameter shapes {shapes} do not form a K-H-C MLP; expected "
-                             f"{param_shapes(self.K, self.H, self.C)}")
         self.shapes = shapes
         self.layout, self.n_params = param_layout(shapes, align)
         self.words = -(-self.K // 4)  # uint32 words a packed image row
@@ -208,8 +219,9 @@ class Trainer:
         return unflatten(self.read("params"), self.layout, self.shapes)
 
     def write_params(self, params: dict) -> None:
-        """Write W1, b1, W2, b2 into the GPU's parameter buffer."""
-        self.write("params", flatten(params, self.layout, self.n_params))
+        """Write W1, b1, W2, b2 into the GPU's parameter buffer, after check.check_params (this net's
+        shapes, finite floats)."""
+        self.write("params", flatten(check.check_params(params, self.shapes), self.layout, self.n_params))
 
     def read_state(self) -> dict:
         """The optimizer state as parameter dicts named as in reference's optimizers: {} (SGD), {"v"}
@@ -222,11 +234,13 @@ class Trainer:
         return save_params(path, self.read_params())
 
     def load(self, path) -> None:
-        self.write_params(load_params(path))
+        """The weights trainer.save wrote, checked against this net's shapes (load_params)."""
+        self.write_params(load_params(path, self.shapes))
 
     def hyperparameters(self) -> dict:
         """The optimizer's hyperparameters as the update shaders' uniforms, rounded to float32 as NumPy's."""
         opt, f32 = self.optimizer, np.float32
+        check.check_optimizer(opt)
         values = {"lr": f32(opt.lr)}
         if self.kind == "Momentum":
             values["mu"] = f32(opt.mu)
@@ -248,8 +262,9 @@ class Trainer:
 
     @lr.setter
     def lr(self, value: float) -> None:
-        """A new learning rate from the next step on (a schedule sets it between epochs)."""
-        self.optimizer.lr = float(value)
+        """A new learning rate from the next step on (a schedule sets it between epochs); a NaN, infinite,
+        zero or negative one is refused here (check.check_hyperparameter), before any dispatch."""
+        self.optimizer.lr = check.check_hyperparameter("lr", value)
         self.set_hyperparameters()
 
     # --- training -----------------------------------------------------------------------------

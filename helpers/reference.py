@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from . import check
+
 
 class TrainingDiverged(FloatingPointError):
     """The loss became NaN, infinite, or more than ten times the loss of guessing (see check_loss)."""
@@ -35,22 +37,30 @@ def check_loss(loss, *, epoch: int, step: int, lr: float, optimizer: str = "SGD"
     DIVERGED_FACTOR x ln(n_classes) (ten times the loss of guessing uniformly: no working run gets there).
 
     Every trainer (reference.train, gpu_mlp, fused_mlp) calls this with each step's mean loss it reads.
-    The message names the epoch, the step, the loss and the learning rate, and gives a learning rate that
-    is known to work for this model (WORKING_LR[optimizer]); `optimizer` is a name: "SGD", "Momentum" or
-    "Adam" (e.g. type(opt).__name__).
+    The message names the epoch, the step, the loss and the learning rate; a rate above the one known to
+    work for this model (WORKING_LR[optimizer]) is called too large and that one is given, a rate at or
+    below it is not blamed (it is never advised as the fix for itself). `optimizer` is a name: "SGD",
+    "Momentum" or "Adam" (e.g. type(opt).__name__).
     """
     loss = float(loss)
     limit = DIVERGED_FACTOR * math.log(n_classes)
     if math.isfinite(loss) and loss <= limit:
         return loss
     known = optimizer if optimizer in WORKING_LR else "SGD"
-    usable = math.isfinite(lr) and lr > 0
+    working = WORKING_LR[known]
+    if not (math.isfinite(lr) and lr > 0):
+        cause = (f"The learning rate lr={lr} is not a usable number; {known} at batch {WORKING_BATCH_SIZE} trains "
+                 f"it with lr={working:g}.")
+    elif lr > working:
+        cause = (f"The learning rate lr={lr} is too large for this model; {known} at batch {WORKING_BATCH_SIZE} "
+                 f"trains it with lr={working:g}.")
+    else:   # never advise the rate that just diverged
+        cause = (f"The learning rate lr={lr} is no larger than the one {known} at batch {WORKING_BATCH_SIZE} trains "
+                 f"this model with ({working:g}), so it is unlikely to be the cause.")
     raise TrainingDiverged(
         f"Training diverged at epoch {epoch}, step {step}: the loss is {loss:.4g}"
         + (f" (over {limit:.1f}, {DIVERGED_FACTOR}x the loss of guessing)" if math.isfinite(loss) else "")
-        + f". The learning rate lr={lr} is {'too large for this model' if usable else 'not a usable number'}; "
-        f"{known} at batch {WORKING_BATCH_SIZE} trains it with lr={WORKING_LR[known]:g}. "
-        "Check too that the inputs are scaled to [0, 1].")
+        + f". {cause} Check too that the inputs are scaled to [0, 1] and the weights are finite.")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -163,7 +173,17 @@ def accuracy(params: dict, X: np.ndarray, y: np.ndarray) -> float:
 # Optimizers: each updates params in place from grads
 # ---------------------------------------------------------------------------------------------
 
-class SGD:
+class _Checked:
+    """Each hyperparameter (lr, mu, beta1, beta2, eps) is checked where it is set (check.check_hyperparameter):
+    a NaN, infinite, zero or negative learning rate is refused before any step uses it."""
+
+    def __setattr__(self, name, value):
+        if name in check.HYPERPARAMETERS:
+            value = check.check_hyperparameter(name, value)
+        super().__setattr__(name, value)
+
+
+class SGD(_Checked):
     """p -= lr * g"""
 
     def __init__(self, lr: float):
@@ -174,7 +194,7 @@ class SGD:
             params[k] -= params[k].dtype.type(self.lr) * grads[k]
 
 
-class Momentum:
+class Momentum(_Checked):
     """v = mu * v + g;  p -= lr * v   (heavy ball, as PyTorch's SGD with momentum)"""
 
     def __init__(self, lr: float, mu: float = 0.9):
@@ -188,7 +208,7 @@ class Momentum:
             params[k] -= params[k].dtype.type(self.lr) * v
 
 
-class Adam:
+class Adam(_Checked):
     """m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr * m_hat / (sqrt(v_hat) + eps), t from 1."""
 
     def __init__(self, lr: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8):
@@ -221,10 +241,22 @@ def train(params: dict, X: np.ndarray, y: np.ndarray, *, epochs: int, batch_size
     """Mini-batch training in place. Returns a history: per-epoch loss, train/test accuracy, seconds.
 
     The last batch of an epoch holds the n % batch_size samples left over (its loss is their mean).
+    X: float pixels in [0, 1] (data.normalise); y: integer labels 0..9. Images, labels, parameters and the
+    learning rate are checked first (helpers.check, the checks the GPU trainers make), so a mistake is
+    named, not found as a diverged loss.
     """
     from tqdm.auto import tqdm  # a widget in JupyterLab, text elsewhere
 
     optimizer = optimizer or SGD(lr)
+    check.check_optimizer(optimizer)
+    if int(batch_size) < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    check.check_params(params)
+    n_in, n_classes = params["W1"].shape[0], params["b2"].shape[0]
+    X, y = check.check_images(X, n_in, raw=False), check.check_labels(y, len(X), n_classes)
+    if X_test is not None:
+        X_test = check.check_images(X_test, n_in, raw=False)
+        y_test = check.check_labels(y_test, len(X_test), n_classes)
     n = len(X)
     history = {"loss": [], "train_acc": [], "test_acc": [], "seconds": []}
     for epoch in range(epochs):

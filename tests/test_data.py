@@ -70,6 +70,45 @@ def test_truncated_file_is_reported(copy_of_mnist):
         data.load_mnist(copy_of_mnist)
 
 
+def test_every_missing_file_is_named_at_once(copy_of_mnist):
+    for name in ("t10k-labels-idx1-ubyte.gz", "train-images-idx3-ubyte.gz"):
+        (copy_of_mnist / name).unlink()
+    with pytest.raises(data.DatasetError) as err:
+        data.load_mnist(copy_of_mnist)
+    first = str(err.value).splitlines()[0]
+    assert first.startswith(f"MNIST files missing from {copy_of_mnist}: ") and first.count(".gz") == 2, first
+    assert "t10k-labels-idx1-ubyte.gz" in first and "train-images-idx3-ubyte.gz" in first, first
+    assert "to download them" in str(err.value)
+
+
+def test_another_file_of_the_wrong_size_is_not_called_truncated(copy_of_mnist):
+    """A complete gzip of something else, or a file that is not gzip at all: named as not the expected
+    file, with both sizes and checksums; only a cut-off copy (a prefix) is "truncated"."""
+    path = copy_of_mnist / "train-labels-idx1-ubyte.gz"
+    others = {"another gzip": gzip.compress(bytes([0, 0, 8, 1]) + (60000).to_bytes(4, "big") + bytes(60000)),
+              "not gzip": gzip.decompress(path.read_bytes()),   # the labels themselves, never compressed
+              "longer": path.read_bytes() + b"extra"}
+    for kind, content in others.items():
+        path.write_bytes(content)
+        with pytest.raises(data.DatasetError) as err:
+            data.load_mnist(copy_of_mnist)
+        message = str(err.value)
+        assert "truncated" not in message, (kind, message)
+        assert "train-labels-idx1-ubyte.gz is not the expected file" in message, (kind, message)
+        assert f"has {len(content)} bytes and sha256" in message and "has 28881 bytes and sha256 " in message, message
+
+
+def test_all_problems_come_in_one_message(copy_of_mnist):
+    (copy_of_mnist / "t10k-labels-idx1-ubyte.gz").unlink()
+    cut = copy_of_mnist / "train-labels-idx1-ubyte.gz"
+    cut.write_bytes(cut.read_bytes()[:1000])
+    with pytest.raises(data.DatasetError) as err:
+        data.load_mnist(copy_of_mnist)
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("MNIST file missing from") and "t10k-labels-idx1-ubyte.gz" in lines[0]
+    assert lines[1].startswith("MNIST file truncated") and lines[2].startswith("Put a good copy of"), lines
+
+
 def test_corrupt_file_is_reported(copy_of_mnist):
     path = copy_of_mnist / "t10k-images-idx3-ubyte.gz"
     raw = bytearray(path.read_bytes())

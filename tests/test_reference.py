@@ -88,10 +88,10 @@ def test_training_learns_a_separable_problem():
 
 def test_divergence_names_the_step_and_the_fix():
     rng = np.random.default_rng(0)
-    X = rng.random((64, 30)).astype(np.float32) * np.float32(1e12)   # unscaled inputs and a huge step
+    X = rng.random((64, 30)).astype(np.float32)   # inputs in [0, 1] and a huge step
     y = rng.integers(0, 10, 64)
     params = ref.init_params(30, 32, 10, seed=0)
-    with pytest.raises(ref.TrainingDiverged, match=r"epoch 0, step 0: the loss is .*lr=1000000000000\.0 is too large.*"
+    with pytest.raises(ref.TrainingDiverged, match=r"epoch 0, step [01]: the loss is .*lr=1000000000000\.0 is too large.*"
                                                    r"SGD at batch 128 trains it with lr=0\.3") as err:
         ref.train(params, X, y, epochs=5, batch_size=16, lr=1e12, progress=False)
     assert "lr=1e+11" not in str(err.value), "the advice is a rate known to work, not a tenth of the bad one"
@@ -127,10 +127,13 @@ def test_mnist_at_lr_1e4_stops_within_the_first_epoch(mnist_dir):
     assert history["loss"][0] < np.log(10)
 
 
-def test_nan_learning_rate_is_not_advised():
+def test_nan_learning_rate_is_refused_before_training():
     X, y = separable(n=64)
-    with pytest.raises(ref.TrainingDiverged) as err:
+    with pytest.raises(ValueError, match=r"the learning rate lr must be a finite number above 0, got lr=nan") as err:
         ref.train(ref.init_params(30, 32, 10, seed=0), X, y, epochs=1, batch_size=16, lr=float("nan"), progress=False)
+    assert not isinstance(err.value, ref.TrainingDiverged)
+    with pytest.raises(ref.TrainingDiverged) as err:   # check_loss itself, given one, does not advise it
+        ref.check_loss(np.nan, epoch=0, step=0, lr=float("nan"))
     message = str(err.value)
     assert "lr=nan is not a usable number" in message and message.count("lr=nan") == 1, message
     assert "lr=0.3" in message and "try lr=nan" not in message
