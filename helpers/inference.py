@@ -1,7 +1,7 @@
 """Batched inference of notebook 03: 784-H-10 forward passes over many images at once, phases timed apart.
 
-Introduced in notebook 03. Each layer is one dispatch of glsl/dense_3_tiled.comp (the fastest matmul
-rung with the bias and ReLU applied before its store); with packed=True the first layer is
+Introduced in notebook 03. Each layer is one dispatch of glsl/dense_3_tiled.comp (shared-memory tiles and
+register blocks, rung 5 of notebook 04's matmul ladder, with the bias and ReLU applied before its store); with packed=True the first layer is
 glsl/dense_4_u8.comp, which reads uint8 pixels four to a word (helpers.data.pack_images).
 
     fwd = BatchedForward(ctx, params, capacity=10_000)          # weights and buffers allocated once
@@ -11,11 +11,10 @@ glsl/dense_4_u8.comp, which reads uint8 pixels four to a word (helpers.data.pack
     fwd.predict(X)                 # all of the above plus argmax, any number of rows
     rows = sweep(fwd, X, [1, 10, 100, 1000, 10_000], timing.Clock(ctx), params)   # per batch size, vs NumPy
 
-Why a staging buffer for the logits: on the H100 the output layer took 0.18 ms when it wrote the very
-buffer the CPU reads back, and 0.018 ms (the same matmul's time into any other buffer) once it wrote a
-buffer that stays on the GPU and `read` copied that (glCopyBufferSubData, on the GPU) into `Y_host`, the
-only buffer the CPU reads. The likely cause: a driver may keep a buffer the CPU reads in host memory,
-and then every shader write to it crosses PCIe.
+Why a staging buffer for the logits: a driver may move a buffer the CPU maps to read it into host memory,
+and then every shader write to it crosses PCIe. So the output layer writes `Y`, which stays on the GPU, and
+`read` copies it (glCopyBufferSubData, on the GPU) into `Y_host`, the only buffer the CPU reads;
+mapped_output_seconds measures the difference on this driver.
 """
 
 from __future__ import annotations
@@ -118,6 +117,32 @@ class BatchedForward:
     def release(self) -> None:
         for array in (self.X, self.A1, self.Y, self.Y_host, *self.weights.values()):
             array.release()
+
+
+def mapped_output_seconds(fwd: BatchedForward, clock: timing.Clock, n: int, reads: int = 20,
+                          repeat: int = 20) -> tuple[float, float]:
+    """The output layer's kernel seconds at n rows into fwd.Y, a buffer the CPU never maps, and into a second
+    buffer of the same size that the CPU has read `reads` times by mapping it (moderngl's buffer.read maps),
+    the way a reader would read logits without a staging buffer. Medians of `repeat` after warm-up."""
+    kernel, (A1, W2, b2, _), K, N = fwd.layers[1]
+    fwd._check_rows(n)
+    mapped = gl.empty(fwd.ctx, fwd.Y.shape, name="logits (mapped by the CPU)")
+
+    def layer(out):
+        for binding, array in enumerate((A1, W2, b2, out)):
+            array.bind_to(binding)
+        kernel.program["B"].value = n
+        kernel.program.run(*kernel.groups(B=n, N=N))
+        fwd.ctx.memory_barrier()
+
+    fwd.dispatch(n)                      # A1 holds this batch's hidden layer
+    for _ in range(reads):
+        layer(mapped)
+        mapped.buffer.read()             # a map of the buffer the kernel just wrote
+    seconds = [timing.median_seconds(lambda: clock.kernel(lambda: layer(out)), repeat=repeat, warmup=2)
+               for out in (fwd.Y, mapped)]
+    mapped.release()
+    return seconds[0], seconds[1]
 
 
 def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_float=None,

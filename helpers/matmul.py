@@ -1,6 +1,6 @@
-"""The matmul ladder of notebook 03: every glsl/matmul_<n>_<idea>.comp rung, run the same way.
+"""The matmul ladder of notebook 04: every glsl/matmul_<n>_<idea>.comp rung, run the same way.
 
-Introduced in notebook 03. Every rung computes C[M,N] = A[M,K] @ B[K,N] (float32, row-major) with
+Introduced in notebook 04. Every rung computes C[M,N] = A[M,K] @ B[K,N] (float32, row-major) with
 bindings 0 A, 1 B, 2 C and uniforms M, N, K; they differ in how many outputs a work group covers, which
 each file's banner states (`// Dispatch ... groups (ceil(N/BN), ceil(M/BM), 1)`) and gl.Kernel.groups reads.
 
@@ -10,11 +10,10 @@ each file's banner states (`// Dispatch ... groups (ceil(N/BN), ceil(M/BM), 1)`)
     run(k, A, B, C)                                   # dispatch k.groups(M=M, N=N), barrier
     c = multiply(ctx, "matmul_3_blocked.comp", a, b)  # NumPy in, NumPy out (uploads every call)
 
-rungs() finds every file, so a new rung joins the ladder (tests, benchmark, notebook 03) by its name alone.
+rungs() finds every file, so a new rung joins the ladder (tests, benchmark, notebook 04) by its name alone.
 matmul_6_subgroup.comp gives each subgroup of 32 invocations a compact sub-tile of the block (warp tiling);
 load(ctx, name, {"USE_SUBGROUP": 1}) also passes B between invocations by subgroupShuffle where the driver
-has GL_KHR_shader_subgroup_shuffle (has_subgroup_shuffle(ctx) says whether it does). Its tile #defines are
-tuned on a GPU with `python -m helpers.bench.matmul sweep`. matmul_7_vec4k.comp reads A as vec4 along K,
+has GL_KHR_shader_subgroup_shuffle (has_subgroup_shuffle(ctx) says whether it does). matmul_7_vec4k.comp reads A as vec4 along K,
 swizzles work groups for L2 (GROUP_M) and goes to BK 32 (COPIES 1); `python -m helpers.bench.matmul sweep7`
 times its configurations beside matmul_6_subgroup.
 
@@ -91,7 +90,7 @@ def sm_count(ctx) -> int | None:
 
 SPLITK, SPLITK_SUM = "matmul_8_splitk.comp", "splitk_sum_1_vec4.comp"
 GROUPS_PER_SM = 2   # work groups of matmul_6's 128×128 tile (and matmul_8's) an H100 SM holds at once: the
-                    # most its shared memory allows (notebook 03 counts them from inside the shader)
+                    # most its shared memory allows (the appendix counts them from inside the shader)
 
 
 class SplitK:
@@ -203,7 +202,7 @@ CHECK_SHAPES = ((37, 70, 13), (1, 300, 77), (77, 300, 1))   # (M, K, N): no tile
 
 
 def demo(ctx, name: str, n: int, clock, rng=None) -> dict:
-    """Notebook 03's rhythm for one rung: check it against NumPy on CHECK_SHAPES, then time it at n³.
+    """Notebook 04's rhythm for one rung: check it against NumPy on CHECK_SHAPES, then time it at n³.
 
     Prints one line each; returns {"check": bool, "seconds": median kernel seconds, "gflops": ...}.
     """

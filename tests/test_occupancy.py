@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from helpers import check, gl, matmul
-from helpers.bench import matmul as bench_matmul, occupancy
+from helpers.bench import occupancy
 
 
 def test_overlaps_counts_the_groups_an_sm_ran_at_once():
@@ -47,15 +47,3 @@ def occupancy_extensions(ctx) -> bool:
         return True
     except Exception:
         return False
-
-
-def test_occupancy_rows_time_each_configuration_and_tabulate_it(ctx):
-    rows = bench_matmul.occupancy_rows(ctx, 64)
-    names = [r["config"] for r in rows]
-    assert names[0] == "as committed (BK 8)" and "no global loads (LOADS 0, C wrong)" in names
-    assert all(r["tflops"] > 0 and r["threads"] == 256 for r in rows)
-    assert rows[0]["shared_bytes"] == 2 * 8 * (128 + 4 + 128) * 4
-    text = bench_matmul.occupancy_table(rows)
-    assert text.splitlines()[0].startswith("matmul_6_subgroup at 64³")
-    if rows[0]["groups_per_sm"] is None:
-        assert "this driver has no GL_NV_shader_thread_group" in text

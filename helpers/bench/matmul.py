@@ -1,22 +1,19 @@
 """Benchmark: GFLOP/s of every matmul rung against size, beside NumPy (CPU) and cuBLAS (where torch is).
 
     python -m helpers.bench matmul            # sizes 256 .. 4096 (QUICK=1: 64, 128, 256)
-    python -m helpers.bench.matmul sweep      # tune matmul_6_subgroup: 12 sets of #defines at 1024, 2048, 4096
     python -m helpers.bench.matmul sweep7 --out notebooks/results/matmul7-sweep-h100.json
-                                              # tune matmul_7_vec4k: 32 sets beside matmul_6_subgroup
+                                              # tune matmul_7_vec4k: 32 sets of #defines beside matmul_6
 
-Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against NumPy (float64) at one
-size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real GPU: no upload or
-readback) of STREAM dispatches back to back, each with its barrier, divided by STREAM; the median of
-several such streams after warm-up. One more row is not a matmul: matmul_6_subgroup with its global loads
-taken out (NO_LOADS: LOADS 0, the tiles filled from their index, C wrong), timed the same way: the
-difference is what the loads cost that the pipelining does not hide. matmul_8_splitk is timed as run() runs
-it: where it cuts k into pieces, its two dispatches (the pieces, then their sum) count as one call. NumPy:
-wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in float32 with TF32 off (allow_tf32 = False), timed
-the same way (STREAM calls between two CUDA events), in the same run, only where `import torch` works and
-CUDA is available. A stream, because one call timed alone also holds the time the GPU waits for the CPU to
-issue it, a visible share of a call that takes tens of microseconds (1024³), and larger for torch's call
-than for a ModernGL dispatch.
+Introduced in notebook 04. Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against
+NumPy (float64) at one size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real
+GPU: no upload or readback) of STREAM dispatches back to back, each with its barrier, divided by STREAM; the
+median of several such streams after warm-up. matmul_8_splitk's two dispatches (the pieces, then their sum)
+count as one call. One more row is not a matmul: matmul_6_subgroup with its global loads replaced by values
+made from the tile's index (NO_LOADS: LOADS 0, C wrong on purpose), what the loads cost that the pipelining
+does not hide; the chart leaves it out. NumPy: wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in
+float32 with TF32 off, timed the same way (STREAM calls between two CUDA events) in the same run, where
+`import torch` works and CUDA is available. A stream, because one call timed alone also holds the time the
+GPU waits for the CPU to issue it.
 """
 
 from __future__ import annotations
@@ -162,33 +159,10 @@ def run(ctx, quick: bool) -> list[dict]:
     return rows
 
 
-# --- tuning matmul_6_subgroup: block shapes, depth, lane layouts and the B path, one line each ----------
-
-SWEEP_RUNG = "matmul_6_subgroup.comp"
-SWEEP_SIZES, QUICK_SWEEP_SIZES = (1024, 2048, 4096), (64, 128)
-# name: #defines over the file's own (BM 128, BN 128, BK 8, TM 8, TN 8, LM 4, LN 8, THREADS 256, USE_SUBGROUP 0).
-# Block BM×BN, BK deep; TM×TN outputs per invocation; "warp LMxLN": a sub-tile per 32 invocations laid
-# out LM×LN; "flat": matmul_5_pipelined's layout; "shfl": B by subgroupShuffle. Work groups at 1024³:
-# 128×128 64, 128×64 128, 64×64 256 (the H100 has 132 SMs).
-SWEEP = {
-    "128x128 k8  8x8 flat (=5)": {"LM": 16, "LN": 16},
-    "128x128 k8  8x8 warp4x8": {},
-    "128x128 k8  8x8 warp8x4": {"LM": 8, "LN": 4},
-    "128x128 k16 8x8 warp4x8": {"BK": 16},
-    "128x128 k8  8x8 warp shfl": {"USE_SUBGROUP": 1},
-    "128x64  k8  8x8 warp4x8": {"BN": 64, "THREADS": 128},
-    "128x64  k16 8x8 warp4x8": {"BN": 64, "BK": 16, "THREADS": 128},
-    "64x128  k8  8x8 warp8x4": {"BM": 64, "LM": 8, "LN": 4, "THREADS": 128},
-    "128x64  k8  4x8 warp4x8": {"BN": 64, "TM": 4, "THREADS": 256},
-    "64x64   k8  8x4 warp4x8": {"BM": 64, "BN": 64, "TN": 4, "THREADS": 128},
-    "64x64   k16 8x8 warp4x8": {"BM": 64, "BN": 64, "BK": 16, "THREADS": 64},
-    "64x64   k8  4x4 warp4x8": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},
-}
-
-
 # --- tuning matmul_7_vec4k: the same kinds of shapes plus its own switches ------------------------------
 
 SWEEP7_RUNG = "matmul_7_vec4k.comp"
+SWEEP_SIZES, QUICK_SWEEP_SIZES = (1024, 2048, 4096), (64, 128)
 # name: #defines over the file's own (BM 128, BN 128, BK 8, TM 8, TN 8, LM 4, LN 8, THREADS 256, PAD 1,
 # VEC_A 1, GROUP_M 8, COPIES 2). Block BM×BN, BK deep; TM×TN outputs per invocation; "tN": THREADS;
 # "scalarA": A read by scalar loads (VEC_A 0); "gG": GROUP_M G (g1: no swizzle); "1copy": one shared copy
@@ -234,17 +208,16 @@ SWEEP7 = {
 SWEEP_CHECKS = ((131, 260, 68), (67, 37, 70))
 
 
-def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWEEP_RUNG,
-          baseline: str = "matmul_5_pipelined.comp") -> list[dict]:
-    """Time `rung` under each of `configs` (default SWEEP) at SWEEP_SIZES, beside `baseline` and cuBLAS.
+def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWEEP7_RUNG,
+          baseline: str = "matmul_6_subgroup.comp") -> list[dict]:
+    """Time `rung` under each of `configs` (default SWEEP7) at SWEEP_SIZES, beside `baseline` and cuBLAS.
 
     Each configuration is checked against NumPy on SWEEP_CHECKS and at the smallest timed size first; one
     printed line per configuration: TFLOP/s and share of cuBLAS per size; then per size the best
     configuration, its share of cuBLAS and its speed-up over the baseline (the file as committed).
-    Returns row dicts as run() does. sweep(ctx, rung=SWEEP7_RUNG, configs=SWEEP7,
-    baseline="matmul_6_subgroup.comp") is `python -m helpers.bench.matmul sweep7`.
+    Returns row dicts as run() does; `python -m helpers.bench.matmul sweep7` runs it.
     """
-    configs = SWEEP if configs is None else configs
+    configs = SWEEP7 if configs is None else configs
     sizes = QUICK_SWEEP_SIZES if quick else SWEEP_SIZES
     rng, clock = np.random.default_rng(0), timing.Clock(ctx)
     base = f"{baseline[:-5]} (today)"
@@ -335,11 +308,11 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-GOALS = {1024: 0.75, 2048: 0.90, 4096: 0.85}   # issue #12: a rung's share of cuBLAS fp32 at n³
+GOALS = {1024: 0.75, 2048: 0.90, 4096: 0.85}   # the sizes judged against cuBLAS fp32, with a share to reach
 
 
 def goal_rows(rows: list[dict]) -> list[dict]:
-    """Issue #12's matmul goals judged on one run's rows, one dict per size of GOALS that has cuBLAS and a
+    """The ladder against cuBLAS on one run's rows, one dict per size of GOALS that has cuBLAS and a
     rung: goal, the fastest rung and its share of cuBLAS, whether that meets the goal, and matmul_6_subgroup's
     share with and without its global loads (the NO_LOADS row; None where the run has none), and won_back: the
     share of that difference the fastest rung recovers ((best - matmul_6) / (without - matmul_6); None without both)."""
@@ -362,86 +335,38 @@ def goal_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
-def goals(rows: list[dict]) -> list[str]:
-    """goal_rows as printed lines: the fastest rung's share, met or NOT met, and the share without loads."""
-    lines = []
-    for g in goal_rows(rows):
-        line = (f"{g['size']}³: goal >= {g['goal']:.0%} of cuBLAS; fastest rung {g['best']} {g['share']:.0%}: "
-                f"{'met' if g['met'] else 'NOT met'}")
-        if g["without_loads"] is not None:
-            line += f"; matmul_6_subgroup without its global loads {g['without_loads']:.0%}"
-        lines.append(line)
-    return lines
-
-
-# matmul_6_subgroup as committed, with a deeper tile, with BK 8's tile padded (PAD) to BK 16's shared memory
-# (2*BK*(BM+4*PAD+BN)*4 bytes: 33,280 both), and without its global loads
-OCCUPANCY = {"as committed (BK 8)": {}, "BK 16": {"BK": 16}, "BK 8 with BK 16's shared memory (PAD 66)": {"PAD": 66},
-             "no global loads (LOADS 0, C wrong)": {"LOADS": 0}}
-
-
-def occupancy_rows(ctx, n: int, configs: dict = OCCUPANCY) -> list[dict]:
-    """matmul_6_subgroup under each of `configs` at n³: TFLOP/s (timed as run() does, uninstrumented) and
-    how many of its work groups an SM ran at once (occupancy.groups_per_sm; None where the driver lacks
-    GL_NV_shader_thread_group or GL_ARB_shader_clock), with its shared memory and threads per group.
-    Configurations this driver cannot compile (shared memory) are left out."""
-    from . import occupancy
-
-    rng, clock = np.random.default_rng(0), timing.Clock(ctx)
-    A, B = (gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), name) for name in "AB")
-    C = gl.empty(ctx, (n, n), name="C")
-    rows = []
-    for name, defines in configs.items():
-        try:
-            kernel = matmul.load(ctx, "matmul_6_subgroup.comp", defines)
-        except gl.ShaderError:
-            continue
-        d = kernel.define
-        matmul.warm_up(ctx, lambda: matmul.run(kernel, A, B, C), 0.0 if gl.is_software(ctx) else 0.3)
-        seconds = rung_seconds(ctx, kernel, A, B, C, clock, repeat=5)
-        counts = occupancy.groups_per_sm(kernel, kernel.groups(M=n, N=n), {0: A, 1: B, 2: C}, M=n, N=n, K=n)
-        rows.append({"config": name, "defines": defines, "size": n, "seconds": seconds,
-                     "tflops": 2 * n ** 3 / seconds / 1e12, "groups_per_sm": counts, "threads": d("THREADS"),
-                     "shared_bytes": 2 * d("BK") * (d("BM") + 4 * d("PAD") + d("BN")) * 4, "clock": clock.source})
-        kernel.program.release()
-    for array in (A, B, C):
-        array.release()
-    return rows
-
-
-def occupancy_table(rows: list[dict]) -> str:
-    lines = [f"{'matmul_6_subgroup at ' + str(rows[0]['size']) + '³' if rows else '':<44s}{'TFLOP/s':>9s}"
-             f"{'groups/SM':>11s}{'shared':>10s}{'threads':>9s}"]
-    for r in rows:
-        counts = r["groups_per_sm"]
-        most = f"{counts['most']}" if counts else "n/a"
-        lines.append(f"{r['config']:<44s}{r['tflops']:>9.1f}{most:>11s}{r['shared_bytes'] / 1024:>8.1f} K"
-                     f"{r['threads']:>9d}")
-    if rows and rows[0]["groups_per_sm"] is None:
-        lines.append("(groups/SM: this driver has no GL_NV_shader_thread_group or GL_ARB_shader_clock)")
-    return "\n".join(lines)
+MARKERS = "osD^v<>ph*XP"   # one marker a series, so no two lines look alike even in grey
 
 
 def plot(rows: list[dict], title: str = ""):
-    """GFLOP/s against size, one line per implementation, log axes."""
+    """GFLOP/s against size, one line per implementation, log axes; the rungs in the order of a colour map
+    (viridis), NumPy and cuBLAS in colours of their own, dashed; the NO_LOADS row (C wrong) left out; the
+    legend beside the axes, off the data."""
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for impl in dict.fromkeys(r["impl"] for r in rows):
+    impls = [impl for impl in dict.fromkeys(r["impl"] for r in rows) if impl != NO_LOADS]
+    rungs = [impl for impl in impls if impl.startswith("matmul_")]
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    for i, impl in enumerate(impls):
         mine = [r for r in rows if r["impl"] == impl]
-        style = "--" if not impl.startswith("matmul_") else "-"
-        ax.plot([r["size"] for r in mine], [r["gflops"] for r in mine], style, marker="o", label=impl)
+        if impl in rungs:
+            colour, style = plt.cm.viridis(rungs.index(impl) / max(1, len(rungs) - 1) * 0.9), "-"
+        else:
+            colour, style = ("black" if impl.startswith("numpy") else "crimson"), "--"
+        ax.plot([r["size"] for r in mine], [r["gflops"] for r in mine], style, color=colour,
+                marker=MARKERS[i % len(MARKERS)], label=impl)
     ax.set(xscale="log", yscale="log", xlabel="n  (C[n,n] = A[n,n] @ B[n,n])", ylabel="GFLOP/s", title=title)
-    ax.set_xticks(sorted({r["size"] for r in rows}), [str(n) for n in sorted({r["size"] for r in rows})])
+    sizes = sorted({r["size"] for r in rows})
+    ax.set_xticks(sizes, [str(n) for n in sizes])
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # log axes label minor ticks too: they overlapped
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     return fig
 
 
-if __name__ == "__main__":   # python -m helpers.bench.matmul sweep|sweep7 [--quick] [--out FILE]
+if __name__ == "__main__":   # python -m helpers.bench.matmul sweep7 [--quick] [--out FILE]
     import json
     import sys
     import time
@@ -449,17 +374,14 @@ if __name__ == "__main__":   # python -m helpers.bench.matmul sweep|sweep7 [--qu
 
     from .. import mode
 
-    usage = ("usage: python -m helpers.bench.matmul sweep|sweep7 [--quick] [--out FILE]   "
+    usage = ("usage: python -m helpers.bench.matmul sweep7 [--quick] [--out FILE]   "
              "(the ladder: python -m helpers.bench matmul)")
-    if sys.argv[1:2] not in (["sweep"], ["sweep7"]):
+    if sys.argv[1:2] != ["sweep7"]:
         raise SystemExit(usage)
     context = gl.create_context()
     print(gl.describe(context))
     quick = "--quick" in sys.argv or mode.is_quick()
-    if sys.argv[1] == "sweep7":
-        result = sweep(context, quick, SWEEP7, rung=SWEEP7_RUNG, baseline="matmul_6_subgroup.comp")
-    else:
-        result = sweep(context, quick)
+    result = sweep(context, quick)
     if "--out" in sys.argv:
         out = Path(sys.argv[sys.argv.index("--out") + 1])
         out.parent.mkdir(parents=True, exist_ok=True)
