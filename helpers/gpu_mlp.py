@@ -1,6 +1,6 @@
 """The whole training loop on the GPU, six dispatches a step: the 784-H-10 MLP of reference.py in GLSL.
 
-Introduced in notebook 04. The common API (data resident on the GPU, epochs, checks, evaluation sets,
+Introduced in notebook 05. The common API (data resident on the GPU, epochs, checks, evaluation sets,
 parameters in and out) is mlp.Trainer's; this module says what one step is:
 
     gather_forward_1_u8      A1 = relu(X[batch] @ W1 + b1)       X gathered from the uint8 images by order

@@ -56,6 +56,43 @@ def lines(series: dict, xlabel: str = "", ylabel: str = "", title: str = ""):
     return fig
 
 
+SEED_STYLES = (("tab:blue", "o"), ("tab:orange", "s"), ("tab:green", "^"), ("tab:red", "D"), ("tab:purple", "v"))
+
+
+def seed_curves(panels: list, xlabel: str = "epoch", title: str = ""):
+    """Curves of one recipe run from several seeds, one panel per entry of panels = [(ylabel, {label: (xs, ys)},
+    log_scale)]. Seeds that lie on top of each other stay visible: each has its own colour and marker, lines
+    are half transparent, markers are staggered along long lines (and short lines are shifted apart along x
+    by 1 % of the axis), and where all seeds share their xs the band from the lowest to the highest is shaded.
+    The legend sits outside the data, right of the last panel."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels) + 1.5, 3.6), squeeze=False)
+    for ax, (ylabel, series, log) in zip(axes[0], panels):
+        items = [(label, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)) for label, (xs, ys) in series.items()]
+        same_x = len(items) > 1 and all(len(x) == len(items[0][1]) and np.array_equal(x, items[0][1]) for _, x, _ in items)
+        if same_x:
+            ys = np.array([y for _, _, y in items])
+            ax.fill_between(items[0][1], ys.min(0), ys.max(0), color="0.6", alpha=0.25, lw=0, label="lowest to highest seed")
+        for i, (label, xs, ys) in enumerate(items):
+            colour, marker = SEED_STYLES[i % len(SEED_STYLES)]
+            if len(xs) <= 30:  # few points: shift each seed apart along x, a marker on every point
+                span = (xs.max() - xs.min()) if len(xs) > 1 else 1.0
+                xs, every = xs + (i - (len(items) - 1) / 2) * 0.01 * span, 1
+            else:              # many points: markers staggered so every seed shows its own
+                step = max(1, len(xs) // 12)
+                every = (i * step // max(1, len(items)), step)
+            ax.plot(xs, ys, color=colour, marker=marker, markevery=every, markersize=5, lw=1.2, alpha=0.6, label=label)
+        if log:
+            ax.set_yscale("log")
+        ax.set(xlabel=xlabel, ylabel=ylabel)
+        ax.grid(alpha=0.3, which="both" if log else "major")
+    axes[0][-1].legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
 def digit_grid(images: np.ndarray, labels=None, predicted=None, cols: int = 10, title: str = ""):
     """A grid of 28x28 digits; with `predicted`, each title is 'pred (true)' and mistakes are red."""
     import matplotlib.pyplot as plt
@@ -102,18 +139,24 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
         colour = PHASE_COLOURS.get(phase, plt.cm.tab10(i % 10))
         ax.barh(names, values, left=left, label=phase, color=colour)
         left += values
+    room = left.max() * 1.25   # the right end of a linear axis: the longest bar, and each label after its bar
     for y, total in enumerate(left):
-        thin = [f"{phase} {rows[names[y]][phase] * scale:.2g}" for phase in phases
-                if 0 < rows[names[y]].get(phase, 0.0) * scale < small * left.max()]
-        note = f" ({', '.join(thin)} {unit})" if thin else ""
-        ax.text(total, y, f" {total:.3g} {unit}{note}", va="center", fontsize=9)
+        parts = [phase for phase in phases if rows[names[y]].get(phase, 0.0) > 0]
+        thin = [f"{phase} {rows[names[y]][phase] * scale:.2g}" for phase in parts
+                if len(parts) > 1 and rows[names[y]][phase] * scale < small * left.max()]
+        note = f"\n ({', '.join(thin)} {unit})" if thin else ""
+        figure = f"{total:,.0f}" if total >= 1000 else f"{total:.3g}"
+        label = f" {figure} {unit}{note}"
+        ax.text(total, y, label, va="center", fontsize=9 if not thin else 8)
+        chars = max(len(line) for line in label.splitlines())
+        room = max(room, total / max(1 - 0.011 * chars, 0.35))   # about 0.011 of the axis a character
     ax.invert_yaxis()
     ax.set(xlabel=f"time ({unit})", title=title)
     if log:
         ax.set_xscale("log")
         ax.set_xlim(right=left.max() * 3)
     else:
-        ax.set_xlim(0, left.max() * 1.25)   # time starts at 0
+        ax.set_xlim(0, room)   # time starts at 0
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)   # outside: never over a bar or its label
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()

@@ -35,6 +35,14 @@ def test_step_verdict_kernels_that_overlap_leave_no_negative_rest():
     text = profile.step_verdict(step=40e-6, kernel_total=44e-6, fixed=10e-6, issue=20e-6)
     assert "-" not in text.split("µs")[0]          # no negative share anywhere
     assert "overlap" in text
+    assert "77 %" in text and "23 %" in text       # shares of the kernels' sum, never over 100 %
+    assert "85 %" not in text
+
+
+def test_step_verdict_far_over_the_step_gives_no_share_over_a_hundred():
+    # a software renderer: kernels one by one 180 ms against a 154 ms step
+    text = profile.step_verdict(step=0.154, kernel_total=0.180, fixed=6e-5, issue=0.19)
+    assert "117 %" not in text and "100 %" in text
 
 
 def test_step_verdict_refuses_a_step_of_no_time():

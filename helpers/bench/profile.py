@@ -142,15 +142,17 @@ def step_verdict(step: float, kernel_total: float, fixed: float, issue: float, m
     if step <= 0:
         raise ValueError(f"a step takes a positive time, got step={step}")
     work = max(kernel_total - fixed, 0.0)
-    rest = step - kernel_total
-    half = "more than half" if work > step / 2 else "less than half"
-    text = (f"the kernels' arithmetic is {work / step:.0%} of a {step * 1e6:.1f} µs step ({half}), the fixed cost "
-            f"of its dispatches and barriers {fixed / step:.0%}")
-    if rest >= 0:
-        text += f", and the other {rest / step:.0%} is what the kernels cost together beyond each one alone"
-    else:
-        text += ("; the kernels timed one by one add up to more than the step, because in a step each one's "
-                 "start can overlap the previous one's tail")
+    if kernel_total <= step:
+        half = "more than half" if work > step / 2 else "less than half"
+        text = (f"the kernels' arithmetic is {work / step:.0%} of a {step * 1e6:.1f} µs step ({half}), the fixed "
+                f"cost of its dispatches and barriers {fixed / step:.0%}, and the other {(step - kernel_total) / step:.0%} "
+                "is what the kernels cost together beyond each one alone")
+    else:   # shares of the kernels' sum: a share of the step would pass 100 %
+        half = "more than half" if work > kernel_total / 2 else "less than half"
+        text = (f"the kernels timed one by one add up to {kernel_total * 1e6:.1f} µs, more than the "
+                f"{step * 1e6:.1f} µs step, because in a step each one's start can overlap the previous one's "
+                f"tail; of that sum the arithmetic is {work / kernel_total:.0%} ({half}) and the fixed cost of the "
+                f"dispatches and barriers {fixed / kernel_total:.0%}")
     python_bound = issue >= (1 - margin) * step   # the wall-clock step includes Python's queueing of it
     pace = ("so Python sets the pace: the GPU waits for the next dispatch" if python_bound
             else "so the GPU sets the pace, not Python")
