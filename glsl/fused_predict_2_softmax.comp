@@ -16,6 +16,8 @@
 // Dispatch  local (JT, KS, 1); groups (ceil(count/S), 1, 1)
 //           threads split as in fused_forward_1_xent (4 hidden units a thread, W1 read as vec4 where
 //           n_hidden % 4 == 0); then one thread per (image, class) writes its probability
+// Requires  JT*KS >= S*N_OUT;  JT*KS <= 1024;  n_in % 4 == 0;  n_in <= MAX_IN;  n_hidden <= MAX_H;
+//           n_hidden % 4 == 0 if VEC4
 // Changed   vs fused_predict_1_argmax: the softmax of the logits, every class's probability, instead of the
 //           index of the largest; stable: the row's largest logit is subtracted before exp, so the
 //           probabilities sum to 1 within float32 rounding however large the logits

@@ -225,19 +225,20 @@ def preprocessing_sentence(difference: float, unchanged: float, before: float, a
     """What re-making n MNIST test digits the MNIST way did: the mean absolute pixel difference (grey
     levels of 255), the share of images left unchanged, and the net's accuracy before and after."""
     verdict = ("within a point, so the preprocessing gives the net what MNIST gave it"
-               if abs(after - before) <= ONE_POINT else
+               if abs(after - before) <= ONE_POINT + 1e-12 else
                "more than a point apart, so the preprocessing does not make digits the way MNIST's were made")
     return (f"re-made the MNIST way, the {n} test digits changed by {difference:.3f} grey levels of 255 a pixel "
             f"on average ({unchanged:.2%} of them not at all); the net's test accuracy went from {before:.2%} "
             f"to {after:.2%}: {verdict}")
 
 
-def split_sentence(upload: float, kernel: float, readback: float, clock: str) -> str:
-    """One prediction's upload, kernel and readback (seconds) and which side costs more: the two transfers
-    together or the kernel."""
+def split_sentence(upload: float, kernel: float, readback: float, clock: str, n: int = 1) -> str:
+    """A drawn digit's prediction: upload, kernel and readback (seconds; medians over n predictions) and
+    which side costs more, the two transfers together or the kernel."""
     transfers = upload + readback
     verdict = (f"the two transfers took longer than the kernel ({transfers / kernel:.2g}× its time)"
                if transfers > kernel else
                f"the kernel took longer than the two transfers together ({kernel / transfers:.2g}× their time)")
-    return (f"one drawn digit's prediction: upload {upload * 1e6:.0f} µs, kernel {kernel * 1e6:.0f} µs ({clock}), "
+    what = "one drawn digit's prediction" if n == 1 else f"a drawn digit's prediction (medians of {n})"
+    return (f"{what}: upload {upload * 1e6:.0f} µs, kernel {kernel * 1e6:.0f} µs ({clock}), "
             f"readback {readback * 1e6:.0f} µs (wall clock): {verdict}")
