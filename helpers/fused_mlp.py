@@ -385,7 +385,7 @@ def loop_order(loop_fused: float, loop_unfused: float, back_fused: float, back_u
     in seconds; the sentence gives both comparisons, and when they disagree, how far each trainer's loop
     epoch is from its back-to-back one."""
     from .findings import times
-    both = (f"back to back the fused epoch took {1e3 * back_fused:.1f} ms against {1e3 * back_unfused:.1f} ms "
+    both = (f"Back to back the fused epoch took {1e3 * back_fused:.1f} ms against {1e3 * back_unfused:.1f} ms "
             f"({times(back_fused, back_unfused)}); in the training loop {1e3 * loop_fused:.1f} ms against "
             f"{1e3 * loop_unfused:.1f} ms ({times(loop_fused, loop_unfused)})")
     if (loop_fused < loop_unfused) == (back_fused < back_unfused):
@@ -420,5 +420,5 @@ def against_pytorch(rows: list[dict], card: str) -> str:
     torch = [r for r in rows if r["name"].startswith("PyTorch") and "ms" in r]
     best = min(torch, key=lambda r: r["ms"])
     way = best["name"].replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
-    return (f"the fused epoch ({fused:.1f} ms) is {times(fused, best['ms'])} than PyTorch's fastest way, {way} "
+    return (f"The fused epoch ({fused:.1f} ms) is {times(fused, best['ms'])} than PyTorch's fastest way, {way} "
             f"({best['ms']:.1f} ms), on the {card}, in the committed benchmark")

@@ -135,20 +135,20 @@ BUDGET = 60.0         # s of training a run on the GPU
 def goal_sentence(mean: float, std: float, lowest: float, goal: float = GOAL) -> str:
     """The final runs' mean test accuracy (%) against the goal (reached at or above it)."""
     verdict = "reached" if mean >= goal else "missed"
-    return (f"the mean test accuracy over the seeds is {mean:.2f} % ± {std:.2f} (lowest seed {lowest:.2f} %): "
+    return (f"The mean test accuracy over the seeds is {mean:.2f} % ± {std:.2f} (lowest seed {lowest:.2f} %): "
             f"the {goal} % goal {verdict}")
 
 
 def budget_sentence(longest: float, budget: float = BUDGET) -> str:
     """The longest run's training seconds against the budget (within it at or below)."""
-    return (f"the longest run trained for {longest:.1f} s, {'within' if longest <= budget else 'over'} "
+    return (f"The longest run trained for {longest:.1f} s, {'within' if longest <= budget else 'over'} "
             f"the {budget:g} s budget")
 
 
 def cost_sentence(extra: float, dropout_us: float, maxnorm_us: float) -> str:
     """What dropout and max-norm add: extra = the epoch's relative change; the dropout shaders' extra
     kernel seconds a step against the plain pair, and the max-norm dispatch's seconds a step."""
-    return (f"dropout and max-norm change the epoch's time by {100 * extra:+.0f} %: per step the dropout shaders "
+    return (f"Dropout and max-norm change the epoch's time by {100 * extra:+.0f} %: per step the dropout shaders "
             f"take {1e6 * dropout_us:+.1f} µs against the plain pair, the max-norm dispatch {1e6 * maxnorm_us:.1f} µs")
 
 
