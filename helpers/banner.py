@@ -286,9 +286,12 @@ def holds(requirement: Requirement, values: dict) -> bool | None:
     if not requirement.names <= values.keys():
         return None
     code, _ = _condition(requirement.text)
-    if isinstance(code, _Guarded):
-        return not eval(code.guard, _GLOBALS, values) or bool(eval(code.condition, _GLOBALS, values))
-    return bool(eval(code, _GLOBALS, values))
+    try:
+        if isinstance(code, _Guarded):
+            return not eval(code.guard, _GLOBALS, values) or bool(eval(code.condition, _GLOBALS, values))
+        return bool(eval(code, _GLOBALS, values))
+    except ZeroDivisionError:   # a zero divisor (TM 0 in BM // TM): the preprocessor refuses it too
+        return False
 
 
 def unmet(banner: Banner, values: dict, only: set | None = None) -> list:

@@ -373,7 +373,10 @@ class Kernel:
                 for used in requirement.names:
                     self._uniform_checks.setdefault(used, []).append(requirement)
         self._length_names = {number: banner.names(b.length) for number, b in self.banner.bindings.items()}
+        self._watched = set(self._uniform_checks).union(*self._length_names.values())  # names a check uses
+        self._dtypes = {binding: np.dtype(dtype) for binding, (_, dtype) in self.buffers.items() if dtype is not None}
         self._bound = bound_buffers(ctx)
+        self._banner_module = banner
         self._checked_version = -1    # the bound buffers' version the lengths were last checked at
         self._checked_arrays = {}     # {binding: the array checked there}
         self._changed = set()         # uniforms changed since the last check
@@ -411,11 +414,10 @@ class Kernel:
         when the uniforms set so far break a Requires condition of the banner or a buffer bound to one of the
         shader's bindings is shorter than its Bindings length. run() calls it before every dispatch; it
         re-checks only what changed since it last passed (a uniform's value, a binding's buffer)."""
-        from . import banner
-
         rebound = self._bound.version != self._checked_version
         if not self._changed and not rebound:
             return
+        banner = self._banner_module
         values = {**self.define_values, **self.uniforms}
         requirements = {id(r): r for name in self._changed for r in self._uniform_checks.get(name, ())}
         for requirement in requirements.values():
@@ -448,7 +450,8 @@ class Kernel:
                                   "(A uniform the shader never reads is removed by the compiler.)") from None
             if self.uniforms.get(key, _UNSET) != value:
                 self.uniforms[key] = value
-                self._changed.add(key)
+                if key in self._watched:
+                    self._changed.add(key)
 
     def bind(self, bindings: dict) -> None:
         """Bind GPUArrays to binding points after checking them against the shader's declarations."""
@@ -460,13 +463,13 @@ class Kernel:
             if binding not in self.buffers:
                 raise ShaderError(f"{self.name} declares no storage buffer at binding {binding}; "
                                   f"it has {sorted(self.buffers)}")
-            block, dtype = self.buffers[binding]
+            block, dtype = self.buffers[binding][0], self._dtypes.get(binding)
             if isinstance(array, np.ndarray):
                 raise ShaderError(f"{self.name}: binding {binding} ({block}) got a NumPy array; upload it first: "
                                   f"gl.upload(ctx, a, {block!r})")
             if isinstance(array, GPUArray):
-                if dtype is not None and array.dtype != np.dtype(dtype):
-                    raise ShaderError(f"{self.name}: binding {binding} ({block}) holds {np.dtype(dtype).name} "
+                if dtype is not None and array.dtype != dtype:
+                    raise ShaderError(f"{self.name}: binding {binding} ({block}) holds {dtype.name} "
                                       f"elements, but GPUArray {array.name!r} is {array.dtype.name}")
                 array.bind_to(binding)
             elif hasattr(array, "bind_to_storage_buffer"):  # a bare moderngl.Buffer: its length in bytes

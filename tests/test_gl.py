@@ -48,6 +48,41 @@ def test_compile_error_names_file_and_line(ctx, tmp_path, monkeypatch):
         gl.compile_shader(ctx, "broken.comp")
 
 
+def test_compile_error_given_a_path_shows_that_path(ctx, tmp_path):
+    (tmp_path / "broken.comp").write_text(BROKEN)
+    with pytest.raises(gl.ShaderError) as error:
+        gl.compile_shader(ctx, str(tmp_path / "broken.comp"))
+    assert f"  {tmp_path}/broken.comp:4:" in str(error.value) and "glsl/" not in str(error.value)
+
+
+def test_an_override_keeps_the_files_line_numbers(ctx, tmp_path, monkeypatch):
+    (tmp_path / "tuned.comp").write_text("#version 430\n#ifndef N\n#define N 4\n#endif\n"
+                                         "layout(local_size_x = 1) in;\nvoid main() {\n    float x = N;\n}\n")
+    monkeypatch.setattr(gl, "GLSL_DIR", tmp_path)
+    gl.compile_shader(ctx, "tuned.comp", {"N": 8}).release()
+    with pytest.raises(gl.ShaderError, match=r"glsl/tuned\.comp:7:(.|\n)*7 \| float x = N;(.|\n)*overrides N=undefined_thing"):
+        gl.compile_shader(ctx, "tuned.comp", {"N": "undefined_thing"})
+
+
+def test_overrides_go_after_version_and_only_for_tunables():
+    source = gl.shader_source("dense_1_naive.comp", {"RELU": 0, "LOCAL_X": 8})
+    assert source.startswith("#version 430\n#define RELU 0\n#define LOCAL_X 8\n")
+    assert source.count("\n") == gl.shader_path("dense_1_naive.comp").read_text().count("\n") + 2
+    assert gl.tunables(source) == ["RELU", "LOCAL_X", "LOCAL_Y"]
+    with pytest.raises(gl.ShaderError, match=r"no `#define TILE4` to override \(TILE4 is derived from the others, "
+                                             r"not a tunable\); its tunables are: RB, TQ, KS, MAX_IN, VEC4, N_OUT"):
+        gl.shader_source("fused_hidden_1_tiled.comp", {"TILE4": 8})
+
+
+def test_too_much_shared_memory_names_shader_overrides_and_fix(ctx):
+    with pytest.raises(gl.ShaderError) as error:
+        gl.Kernel(ctx, "fused_forward_1_xent.comp", {"S": 8})
+    message = str(error.value)
+    for part in ("fused_forward_1_xent.comp failed to compile", "shared memory", "compiled with the overrides S=8",
+                 "Fix: lower S", "the banner says: 4 * (S * (MAX_IN + KS*4*JT + MAX_H + N_OUT)) bytes"):
+        assert part in message, f"{part!r} missing from: {message}"
+
+
 def test_unknown_shader_and_unknown_define_are_explained():
     with pytest.raises(gl.ShaderError, match="No shader 'nope.comp'"):
         gl.shader_path("nope.comp")
