@@ -74,6 +74,7 @@ class GPUArray:
         if self.nbytes == 0:
             raise ValueError(f"GPUArray {name!r}: shape {self.shape} has no elements")
         self.offset = int(offset)  # in bytes, where this array starts in `buffer`
+        self._bound = bound_buffers(ctx)   # what is bound where: bind_to records itself there
         if buffer is not None:
             self.buffer = buffer
         elif data is not None:
@@ -99,7 +100,8 @@ class GPUArray:
     def bind_to(self, binding: int) -> None:
         """Bind this array (its range of the buffer) to a storage-buffer binding point."""
         self.buffer.bind_to_storage_buffer(binding, offset=self.offset, size=self.nbytes)
-        bound_buffers(self.ctx).record(binding, self)
+        if self._bound.arrays.get(binding) is not self:
+            self._bound.record(binding, self)
 
     def _checked(self, array) -> np.ndarray:
         array = np.asarray(array)
