@@ -201,9 +201,10 @@ def plot_sweep(rows: list[dict], title: str = ""):
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     batches = [r["batch"] for r in rows]
-    for key, style in (("upload", ":"), ("kernel", ":"), ("readback", ":"), ("total", "-"), ("numpy", "-")):
+    for key, style, marker in (("upload", ":", "s"), ("kernel", ":", "^"), ("readback", ":", "v"), ("total", "-", "o"),
+                               ("numpy", "-", "D")):
         label = {"total": "GPU total (wall clock)", "numpy": "NumPy (CPU)"}.get(key, f"GPU {key}")
-        ax.plot(batches, [r[key] * 1e6 for r in rows], style, marker="o", label=label,
+        ax.plot(batches, [r[key] * 1e6 for r in rows], style, marker=marker, label=label,
                 color=PHASE_COLOURS.get(key, "black"))
     where = crossover(rows)
     if where:
@@ -211,7 +212,7 @@ def plot_sweep(rows: list[dict], title: str = ""):
         ax.text(where, ax.get_ylim()[1], f" GPU ahead from {where}", va="top", fontsize=9)
     ax.set(xscale="log", yscale="log", xlabel="images per batch", ylabel="µs per batch", title=title)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)   # beside the data
     fig.tight_layout()
     return fig
 

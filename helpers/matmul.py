@@ -318,3 +318,14 @@ def shared_bound_verdict(share: float) -> str:
         return ("it is bound by the number of shared-memory reads, which rung 3 cuts from 2 per FMA to 2 vec4 "
                 "reads per 16 FMAs.")
     return "something besides the shared reads holds it back."
+
+
+def occupancy_verdict(held_base: int, held_deep: int, held_padded: int) -> str:
+    """The groups one SM held at once: matmul_6 as committed (BK 8), with BK 16, and BK 8 padded to BK 16's
+    shared memory. Fewer for BK 16, and as few for the padded BK 8: shared memory sets the limit."""
+    if held_deep >= held_base:
+        return "BK 16 keeps as many groups on an SM as BK 8: occupancy does not limit the deeper tile here."
+    if held_padded == held_deep:
+        return ("BK 8 padded to the same shared memory drops to the same count: shared memory, not registers or "
+                "the deeper loop, is what costs BK 16 its group.")
+    return "Padding BK 8 to BK 16's shared memory does not reproduce the drop: something else (registers) limits BK 16."

@@ -90,3 +90,14 @@ def test_crossover_sentence_both_sides():
 def test_verdicts_refuse_nonsense():
     with pytest.raises(ValueError, match="positive"):
         inference.staging_upload_verdict(staged=0.0, direct=1.0)
+
+
+# --- the appendix: what costs BK 16 its second group per SM ---------------------------------------------
+
+def test_occupancy_verdict_both_sides():
+    shared = matmul.occupancy_verdict(held_base=2, held_deep=1, held_padded=1)
+    assert "shared memory, not registers" in shared
+    other = matmul.occupancy_verdict(held_base=2, held_deep=1, held_padded=2)
+    assert "something else (registers)" in other
+    same = matmul.occupancy_verdict(held_base=2, held_deep=2, held_padded=2)
+    assert "as many groups" in same
