@@ -262,6 +262,12 @@ def _compile_error(name: str, source: str, message: str, inserted: int = 0) -> S
 _MAX_COMPUTE_SHARED_MEMORY_SIZE = 0x8262
 
 
+def _field_text(source: str, field: str) -> str:
+    """The text of a banner field, continuation lines joined ("" when the banner has none)."""
+    match = re.search(rf"^// {field}\s+(.*(?:\n//\s{{3,}}\S.*)*)", source, re.MULTILINE)
+    return " ".join(match.group(1).replace("//", " ").split()) if match else ""
+
+
 def max_shared_memory(ctx) -> int | None:
     """GL_MAX_COMPUTE_SHARED_MEMORY_SIZE: the bytes of shared memory a work group may use (None if unknown)."""
     try:
@@ -288,10 +294,18 @@ def compile_shader(ctx, name: str, defines: dict | None = None):
         hint = f"\n  compiled with the overrides {overrides}"
         if "shared" in str(error).lower():
             limit = max_shared_memory(ctx)
-            grows = re.search(r"^// Tunables\s+(.*(?:\n//\s{3,}.*)*)", original, re.MULTILINE)
+            defaults = {}
+            for key in defines:
+                try:
+                    defaults[key] = int(define(original, key))
+                except (ShaderError, ValueError):
+                    pass
+            raised = [f"{k} ({defines[k]}; the file's default is {defaults[k]})" for k in defines
+                      if k in defaults and str(defines[k]).isdigit() and int(defines[k]) > defaults[k]]
+            grows = [part.strip() for part in _field_text(original, "Tunables").split(";") if "shared" in part]
             hint += (f": they ask for more shared memory than this OpenGL gives a work group"
-                     f"{f' ({limit} bytes)' if limit else ''}. Fix: lower {', '.join(defines)}"
-                     + (f"; the banner says: {' '.join(grows.group(1).replace('//', ' ').split())}" if grows else ""))
+                     f"{f' ({limit} bytes)' if limit else ''}. Fix: lower {', '.join(raised) or ', '.join(defines)}"
+                     + (f"; the banner says: {'; '.join(grows)}" if grows else ""))
         error = ShaderError(str(error) + hint)
     raise error from None
 

@@ -79,7 +79,7 @@ def test_too_much_shared_memory_names_shader_overrides_and_fix(ctx):
         gl.Kernel(ctx, "fused_forward_1_xent.comp", {"S": 8})
     message = str(error.value)
     for part in ("fused_forward_1_xent.comp failed to compile", "shared memory", "compiled with the overrides S=8",
-                 "Fix: lower S", "the banner says: 4 * (S * (MAX_IN + KS*4*JT + MAX_H + N_OUT)) bytes"):
+                 "Fix: lower S (8; the file's default is 2)", "the banner says: 4 * (S * (MAX_IN + KS*4*JT + MAX_H + N_OUT)) bytes"):
         assert part in message, f"{part!r} missing from: {message}"
 
 
