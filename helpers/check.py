@@ -72,7 +72,8 @@ def check_labels(labels, n_images: int, n_classes: int) -> np.ndarray:
         raise ValueError(f"training needs one label per image: got {n_images} images and labels of shape "
                          f"{labels.shape}")
     if labels.size and not np.issubdtype(labels.dtype, np.integer):
-        whole = np.issubdtype(labels.dtype, np.floating) and np.all(np.isfinite(labels)) and np.all(labels == np.round(labels))
+        whole = (np.issubdtype(labels.dtype, np.floating) and np.all(np.isfinite(labels))
+                 and np.all(labels == np.round(labels)))
         raise TypeError(f"labels must be integers (class numbers 0..{n_classes - 1}), got {labels.dtype}"
                         + ("; they are whole numbers, so labels.astype(np.int64) converts them" if whole else ""))
     if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
@@ -91,7 +92,8 @@ def check_images(images, n_pixels: int, *, raw: bool) -> np.ndarray:
     (n, n_pixels), as data.normalise returns them; every value finite."""
     images = np.asarray(images)
     if images.ndim < 2 or not len(images):
-        raise ValueError(f"images must be an array (n, {n_pixels}) or (n, 28, 28) with n >= 1, got shape {images.shape}")
+        raise ValueError(f"images must be an array (n, {n_pixels}) or (n, 28, 28) with n >= 1, got shape "
+                         f"{images.shape}")
     if raw:
         if images.dtype == np.uint32 and images.ndim == 2:
             return images
@@ -120,10 +122,11 @@ def check_images(images, n_pixels: int, *, raw: bool) -> np.ndarray:
     return images
 
 
-def check_params(params, shapes: dict | None = None, *, source: str = "params") -> dict:
-    """W1, b1, W2, b2 as float32 arrays after checking them: all four there, floats, finite, and shaped as
-    a K-H-C net (W1 (K, H), b1 (H,), W2 (H, C), b2 (C,)), or as `shapes` when given (the net they go into).
-    A pair saved transposed (PyTorch's nn.Linear keeps a weight as (out, in)) is named as such."""
+def check_params(params, shapes: dict | None = None, *, source: str = "params", finite: bool = True) -> dict:
+    """W1, b1, W2, b2 as float32 arrays after checking them: all four there, floats, finite (unless
+    finite=False), and shaped as a K-H-C net (W1 (K, H), b1 (H,), W2 (H, C), b2 (C,)), or as `shapes` when
+    given (the net they go into). A pair saved transposed (PyTorch's nn.Linear keeps a weight as (out, in))
+    is named as such."""
     missing = [name for name in PARAM_NAMES if name not in params]
     if missing:
         raise KeyError(f"{source} lacks {missing}: an MLP's parameters are {list(PARAM_NAMES)}")
@@ -148,10 +151,10 @@ def check_params(params, shapes: dict | None = None, *, source: str = "params") 
             hint = (": saved transposed, as PyTorch's nn.Linear stores it? pass its .T"
                     if len(got) == 2 and got[::-1] == want else "")
             raise ValueError(f"{name} is {got}; this net's {name} is {want}{hint}")
-    for name, value in arrays.items():
-        finite = np.isfinite(value)
-        if not finite.all():
-            raise ValueError(f"{name} in {source} holds {_non_finite(~finite)}: "
+    for name, value in arrays.items() if finite else ():
+        ok = np.isfinite(value)
+        if not ok.all():
+            raise ValueError(f"{name} in {source} holds {_non_finite(~ok)}: "
                              "weights must be finite numbers (start again from reference.init_params, or from "
                              "weights saved before the run diverged)")
     return {name: value.astype(np.float32) for name, value in arrays.items()}

@@ -125,7 +125,8 @@ def verify_folder(folder: Path, source: str = "MNIST_DIR") -> dict[str, Path]:
              if name not in missing}
     wrong = [name for name, line in found.items() if line]
     if missing or wrong:
-        lines = [f"MNIST file{'s' if len(missing) > 1 else ''} missing from {folder}: {', '.join(missing)}"] if missing else []
+        lines = ([f"MNIST file{'s' if len(missing) > 1 else ''} missing from {folder}: {', '.join(missing)}"]
+                 if missing else [])
         raise DatasetError("\n".join(lines + [found[name] for name in wrong]) + "\n"
                            + _fix(folder, missing + wrong, source))
     return {name: folder / name for name in registry}

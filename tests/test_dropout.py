@@ -173,7 +173,7 @@ def test_backward_dropout_gradients_match_reference(ctx, batch_size):
         full[:batch_size] = rows
         trainer.write(name, full)
     trainer.write_params({k: np.zeros_like(v) for k, v in params.items()})
-    trainer.lr = -1.0
+    trainer.backward.set(lr=-1.0)   # the shader's uniform itself: the trainer refuses a negative rate
     trainer.backward.set(step=0, rng_step=trainer.rng_step(0))
     trainer.backward.program.run(*trainer.dispatches(0)[1][1])
     got = trainer.read_params()
