@@ -60,7 +60,8 @@ def check_loss(loss, *, epoch: int, step: int, lr: float, optimizer: str = "SGD"
     raise TrainingDiverged(
         f"Training diverged at epoch {epoch}, step {step}: the loss is {loss:.4g}"
         + (f" (over {limit:.1f}, {DIVERGED_FACTOR}x the loss of guessing)" if math.isfinite(loss) else "")
-        + f". {cause} Check too that the inputs are scaled to [0, 1] and the weights are finite.")
+        + f". {cause} Check{' too' if 'unlikely' not in cause else ''} that the inputs are scaled to [0, 1] and "
+        "the weights are finite.")
 
 
 # ---------------------------------------------------------------------------------------------
