@@ -10,8 +10,8 @@
     banner       a shader banner as a contract: binding lengths, groups   (notebook 02)
     timing       upload / kernel / readback measured apart                (notebook 02)
     forward      the two-layer forward pass, one sample at a time         (notebook 02)
-    matmul       the matmul ladder: rungs, dispatch shapes                (notebook 03)
-    inference    batched forward pass with the fastest rung, batch sweep  (notebook 03)
+    matmul       the matmul ladder: rungs, dispatch shapes                (notebook 04)
+    inference    batched forward pass on dense_3_tiled, batch sweep       (notebook 03)
     mlp          what both GPU trainers share: the Trainer API, params    (notebook 04)
     gpu_mlp      the training loop on the GPU, six dispatches a step      (notebook 04)
     fused_mlp    the fused trainer, two dispatches a step; momentum, Adam (notebook 05);
