@@ -362,8 +362,8 @@ def reference_outputs(params: dict, X: np.ndarray, y: np.ndarray, masks=None) ->
 # Notebook 06's findings as sentences (tests/test_verdicts_nb0607.py checks both sides of each threshold)
 # ---------------------------------------------------------------------------------------------
 
-PYTORCH_EAGER_ROW = "PyTorch eager 784-128-10 SGD"   # the benchmark JSON's fused section: notebooks 05, 06, 08
-FUSED_ROW = "fused 784-128-10 SGD"                   # the two-dispatch epoch every notebook quotes
+FUSED_ROW = "fused 784-128-10 SGD"  # benches.fused: the two-dispatch epoch every notebook quotes (PyTorch eager's
+                                   # row is helpers.bench.train.EAGER_ROW, in the same section)
 
 
 def kernel_share(name: str, share: float, margin: float = 0.05) -> str:

@@ -43,20 +43,23 @@ def curves(history: dict, title: str = ""):
 
 
 def lines(series: dict, xlabel: str = "", ylabel: str = "", title: str = ""):
-    """One line per entry of series = {label: (xs, ys)}, with markers while a line has few points."""
+    """One line per entry of series = {label: (xs, ys)}, each with its own colour and marker (on every point
+    while a line has few, on about a dozen spread along it otherwise); the legend outside the data, right."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 3.5))
-    for label, (xs, ys) in series.items():
-        ax.plot(xs, ys, marker="o" if len(xs) <= 30 else None, markersize=3, label=label)
+    fig, ax = plt.subplots(figsize=(9, 3.5))
+    for i, (label, (xs, ys)) in enumerate(series.items()):
+        colour, marker = STYLES[i % len(STYLES)]
+        every = 1 if len(xs) <= 30 else max(1, len(xs) // 12)
+        ax.plot(xs, ys, color=colour, marker=marker, markevery=every, markersize=4, label=label)
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
     fig.tight_layout()
     return fig
 
 
-SEED_STYLES = (("tab:blue", "o"), ("tab:orange", "s"), ("tab:green", "^"), ("tab:red", "D"), ("tab:purple", "v"))
+STYLES = (("tab:blue", "o"), ("tab:orange", "s"), ("tab:green", "^"), ("tab:red", "D"), ("tab:purple", "v"))
 
 
 def seed_curves(panels: list, xlabel: str = "epoch", title: str = ""):
@@ -75,7 +78,7 @@ def seed_curves(panels: list, xlabel: str = "epoch", title: str = ""):
             ys = np.array([y for _, _, y in items])
             ax.fill_between(items[0][1], ys.min(0), ys.max(0), color="0.6", alpha=0.25, lw=0, label="lowest to highest seed")
         for i, (label, xs, ys) in enumerate(items):
-            colour, marker = SEED_STYLES[i % len(SEED_STYLES)]
+            colour, marker = STYLES[i % len(STYLES)]
             if len(xs) <= 30:  # few points: shift each seed apart along x, a marker on every point
                 span = (xs.max() - xs.min()) if len(xs) > 1 else 1.0
                 xs, every = xs + (i - (len(items) - 1) / 2) * 0.01 * span, 1

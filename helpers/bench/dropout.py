@@ -136,7 +136,7 @@ def goal_sentence(mean: float, std: float, lowest: float, goal: float = GOAL) ->
     """The final runs' mean test accuracy (%) against the goal (reached at or above it)."""
     verdict = "reached" if mean >= goal else "missed"
     return (f"The mean test accuracy over the seeds is {mean:.2f} % ± {std:.2f} (lowest seed {lowest:.2f} %): "
-            f"the {goal} % goal {verdict}")
+            f"the {goal} % goal is {verdict}")
 
 
 def budget_sentence(longest: float, budget: float = BUDGET) -> str:
@@ -148,8 +148,10 @@ def budget_sentence(longest: float, budget: float = BUDGET) -> str:
 def cost_sentence(extra: float, dropout_us: float, maxnorm_us: float) -> str:
     """What dropout and max-norm add: extra = the epoch's relative change; the dropout shaders' extra
     kernel seconds a step against the plain pair, and the max-norm dispatch's seconds a step."""
+    more = "more" if dropout_us >= 0 else "less"
     return (f"Dropout and max-norm change the epoch's time by {100 * extra:+.0f} %: per step the dropout shaders "
-            f"take {1e6 * dropout_us:+.1f} µs against the plain pair, the max-norm dispatch {1e6 * maxnorm_us:.1f} µs")
+            f"take {1e6 * abs(dropout_us):.1f} µs {more} than the plain pair, and the max-norm dispatch "
+            f"{1e6 * maxnorm_us:.1f} µs")
 
 
 def _data(quick: bool):
