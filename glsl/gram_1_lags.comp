@@ -1,7 +1,7 @@
 #version 430
 // gram_1_lags.comp: for every step t of an epoch, the dot products of its batch's images with those of the
 //   two steps before it: G[t, l] = Xt[t] · Xt[t-1-l]^T for l = 0, 1, where Xt[s] is step s's batch as rows
-//   of floats in [0, 1] with a 1 appended (the input that meets the bias). train_3_lookahead needs them to
+//   of floats in [0, 1] with a 1 appended (the input that meets the bias). train_2_lookahead needs them to
 //   reach the next step's layer 1 without waiting for this step's update of W1
 //
 // Shapes    images: n_images rows of n_in/4 uint32 words: pixel p of image i is byte p%4 (little-endian)
@@ -16,7 +16,7 @@
 //           gram[t, l] = Xt(t) @ Xt(t - 1 - l).T   for t in range(steps), l in (0, 1)
 // Bindings  0 images uint[n_images*N_IN/4] (readonly)  2 order uint[n_samples] (readonly)
 //           4 gram float[steps*2*B_PAD*B_PAD] (writeonly)
-//           the binding numbers are train_3_lookahead's, which reads gram
+//           the binding numbers are train_2_lookahead's, which reads gram
 // Uniforms  uint n_samples (length of order), batch_size, steps
 //           steps = ceil(n_samples/batch_size), the steps of an epoch
 // Dispatch  local (16, 16, 1); groups (ceil(2*B_PAD/64), ceil(B_PAD/64), steps)
@@ -29,7 +29,7 @@
 // Changed   first version
 // Checked   relative error < 1e-5 against NumPy in float64, gram poisoned with NaN first, batches that are
 //           not multiples of 64 and a leftover last batch (tests/test_lookahead.py)
-// Tunables  N_IN a multiple of 4 (the packed words); B_PAD >= batch_size, train_3_lookahead's. Shared
+// Tunables  N_IN a multiple of 4 (the packed words); B_PAD >= batch_size, train_2_lookahead's. Shared
 //           memory: 2*64*9*16 + 2*64*4 = 18,944 bytes
 #ifndef N_IN
 #define N_IN 784

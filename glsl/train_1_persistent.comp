@@ -36,7 +36,7 @@
 //           the dispatch runs global phases q = 3*step + p from phase_first up to phase_end - 1
 // Dispatch  local (THREADS, 1, 1); groups (ceil(n_hidden/COLS), 1, 1)
 //           with several steps in one dispatch, correct only when every work group is resident at once
-//           (a grid barrier waits for all of them; notebook 07 says why no API promises it). A wait gives up
+//           (a grid barrier waits for all of them; notebook 09 says why no API promises it). A wait gives up
 //           after SPIN_LIMIT polls, sets sync[1] and stops every group: no hang. A dispatch of one phase
 //           crosses no grid barrier and is correct for any group count: the fallback, three dispatches a step
 // Requires  1 <= COLS <= 8;  THREADS <= 1024;  (THREADS & (THREADS - 1)) == 0;  THREADS % KSPLIT == 0;

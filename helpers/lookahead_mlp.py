@@ -1,5 +1,5 @@
 """The lookahead trainer: one SGD step of 784-H-10 in ONE dispatch. Timed by `python -m helpers.bench fused`
-(its lookahead rows); notebook 07, section 13, teaches it.
+(its lookahead row); notebook 09 teaches it.
 
 FusedMLP needs two dispatches a step, because layer 1 of step t needs all of W1 after step t-1's update,
 and that update needs all of step t-1's dZ1. The update is known in closed form, though. With Xt = [X, 1]
@@ -10,7 +10,7 @@ and that update needs all of step t-1's dZ1. The update is known in closed form,
 Xt_t W_{t-1} (the long sum over 785 inputs) can be computed one dispatch early, and the batch-by-batch dot
 products Xt_t Xt_{t-1}^T depend only on the images: gram_1_lags.comp computes them for the whole epoch in one
 dispatch, once the epoch's order is known. What is left between two steps is a sum over the 128 samples of
-the batch, so train_3_lookahead.comp does in one dispatch what FusedMLP does in two (its banner has the
+the batch, so train_2_lookahead.comp does in one dispatch what FusedMLP does in two (its banner has the
 three kinds of work group). The arithmetic is plain SGD's in another order of rounding: the weights agree
 with FusedMLP's to float32 rounding, and the same seed gives the same bits every run.
 
@@ -29,14 +29,14 @@ from . import gl
 from .fused_mlp import PREDICT, STORAGE_BARRIER, FusedMLP, N_OUT
 from .mlp import Trainer
 
-SHADER, GRAM = "train_3_lookahead.comp", "gram_1_lags.comp"
+SHADER, GRAM = "train_2_lookahead.comp", "gram_1_lags.comp"
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "weights": 3, "gram": 4, "dZ1": 7, "losses": 9, "Q": 12,
             "w2parts": 13}
 ALL_ROLES = 7   # the shader's `roles`: chain, W1 and Q groups (fewer only to time one kind alone)
 
 
 class LookaheadMLP(Trainer):
-    """784-H-10 SGD training with train_3_lookahead.comp, one dispatch a step (module docstring); the API is
+    """784-H-10 SGD training with train_2_lookahead.comp, one dispatch a step (module docstring); the API is
     mlp.Trainer's. H must be a multiple of 4; defines override the shader's tunables (RC, S)."""
 
     BINDINGS = BINDINGS
@@ -117,3 +117,20 @@ class LookaheadMLP(Trainer):
     # the same losses buffer and predictor as FusedMLP
     loss_sums = FusedMLP.loss_sums
     predict = FusedMLP.predict
+
+
+# --- notebook 09's sentences (tests/test_verdicts_nb0809.py) -------------------------------------------------------
+
+def one_against_two(lookahead: float, fused: float, where: str = "here") -> str:
+    """The lookahead epoch (one dispatch a step) against the faster fused epoch (two), in the same unit."""
+    return (f"One dispatch a step {'beat' if lookahead < fused else 'did not beat'} two {where}: the lookahead epoch "
+            f"takes {lookahead / fused:.2f}× the fused epoch's time.")
+
+
+def runs_agree(lookahead_here: float, fused_here: float, lookahead_there: float, fused_there: float) -> str:
+    """Whether this run and another (the committed benchmark) order the two trainers the same way."""
+    if (lookahead_here < fused_here) == (lookahead_there < fused_there):
+        return "This run and the committed one order the two trainers the same way."
+    return ("The two runs order the trainers differently: the gap between one dispatch a step and two is smaller "
+            "than what the same epoch varies from run to run, so neither is faster by a margin these runs can show.")
+

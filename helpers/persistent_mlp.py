@@ -1,4 +1,4 @@
-"""The persistent trainer: many training steps of 784-H-10 in one dispatch. Introduced in notebook 07.
+"""The persistent trainer: many training steps of 784-H-10 in one dispatch. Introduced in notebook 09.
 
 FusedMLP (helpers/fused_mlp.py) needs two dispatches a step because a step has two points where every
 work group must wait for all the others. train_1_persistent.comp keeps one dispatch running across those
@@ -11,11 +11,9 @@ dispatch per `check_every` steps instead of two a step:
 
 Work group g owns hidden units [g*COLS, (g+1)*COLS): it computes layer 1 only for them and updates only
 their parameters, so each step is three phases with two grid barriers (the shader's banner says why).
-OneBarrierMLP (train_2_onebarrier.comp, notebook 07 section 10) needs one grid barrier a step: every group
-computes the whole batch's head itself.
 
 A grid barrier is only correct when every work group of the dispatch is resident on the GPU at once, and
-no API promises that (notebook 07 measures where it holds). `persistent=None` (the default) runs one
+no API promises that (notebook 09 measures where it holds). `persistent=None` (the default) runs one
 dispatch per check on a GPU, and on a software renderer, which runs work groups a few at a time, the same
 shader as three dispatches a step, one phase each, where the end of a dispatch is the barrier. A wait that
 gives up sets a flag, and the next check raises. Same seed, same bits: one dispatch of many steps and three
@@ -24,10 +22,9 @@ dispatches a step give identical weights.
 
 from __future__ import annotations
 
-import moderngl
 import numpy as np
 
-from . import gl
+from . import findings, gl
 from .fused_mlp import BINDINGS as FUSED_BINDINGS, PREDICT, STORAGE_BARRIER, FusedMLP, N_OUT, step_buffers
 from .mlp import Trainer
 
@@ -36,7 +33,7 @@ BINDINGS = dict(FUSED_BINDINGS, sync=14)   # the fused shaders' binding points, 
 PHASES = 3                                  # a step: layer 1, the head, the gradients and update
 OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1}
 # Tunables by hidden size (overrides win): the fastest of a few combinations timed by hand on the H100
-# (2026-11-23; notebook 07 prints each phase of these). Wide: COLS 7 keeps 800 units to 115 groups, but on
+# (2026-11-23; notebook 09 prints each phase of these). Wide: COLS 7 keeps 800 units to 115 groups, but on
 # the H100 a grid barrier gave up at that size (python -m helpers.bench fused, 2026-11-23): train wide nets
 # with persistent=False there, or with FusedMLP
 TUNED = {"small": dict(COLS=1, THREADS=512, KSPLIT=4, U=8), "wide": dict(COLS=7, THREADS=256, KSPLIT=2, U=8)}
@@ -155,44 +152,48 @@ class PersistentMLP(Trainer):
     predict = FusedMLP.predict
 
 
-class OneBarrierMLP(PersistentMLP):
-    """784-H-10 training with train_2_onebarrier.comp: one grid barrier a step instead of two (the shader's
-    banner says how). Every work group computes the whole batch's head itself, so A1 and [W2 | b2] get two
-    copies that alternate by step; the shader writes W2 and b2 into buffer "head", never into params, and
-    after each dispatch the GPU copies the newest copy into params (a glCopyBufferSubData, no CPU), so that
-    params always holds the weights between dispatches. The API and arguments are PersistentMLP's."""
+# --- notebook 09's sentences: one account of what the grid barriers saved (tests/test_verdicts_nb0809.py) ---------
 
-    BINDINGS = dict(BINDINGS, head=15)
-    SHADER, PHASES = "train_2_onebarrier.comp", 2   # a step: layer 1; the head, gradients and update
-    GRID_BARRIERS = 1
-    # small: the fastest of a few combinations timed by hand on the H100 (2026-11-23). wide: what fits 48 KiB
-    # of shared memory at H = 800 (W2 alone is 32 KB); its 800 groups are more than an H100 holds at once.
-    # software: what fits llvmpipe's 32 KiB
-    TUNED = {"small": dict(COLS=1, THREADS=512, KSPLIT=4, HSPLIT=4, BSPLIT=2, U=8),
-             "wide": dict(COLS=1, THREADS=128, KSPLIT=1, HSPLIT=1, BSPLIT=1, U=8),
-             "software": dict(COLS=1, THREADS=256, KSPLIT=2, HSPLIT=2, BSPLIT=1, U=8)}
+def grid_barrier_account(empty: float, barrier: float, as_dispatches: float, inside: float | None,
+                         dispatches: int = PHASES, grid_barriers: int = PersistentMLP.GRID_BARRIERS) -> str:
+    """What joining a step's phases by grid barriers saved, in one account (seconds each): `empty`, an empty
+    dispatch with its barrier; `barrier`, one grid barrier; the step as `dispatches` dispatches (one a phase)
+    and `inside` one dispatch of many steps (None where the trainer could not run persistent). The fixed
+    costs (dispatches × empty − grid_barriers × barrier) are the part an empty step would save; the rest is
+    what a real dispatch boundary costs beyond an empty dispatch."""
+    if inside is None:
+        return ("No step ran inside a dispatch of many here (the trainer fell back to a dispatch a phase), so what "
+                "the grid barriers save is not measured here.")
+    us = lambda s: 1e6 * s                                                    # noqa: E731
+    saved, fixed = as_dispatches - inside, dispatches * empty - grid_barriers * barrier
+    head = (f"A step as {dispatches} dispatches took {us(as_dispatches):.1f} µs, inside one dispatch of many "
+            f"{us(inside):.1f} µs: joining its phases by {grid_barriers} grid barriers ")
+    if saved < 0:
+        return head + f"cost {us(-saved):.1f} µs a step more."
+    if us(saved) < 0.05:
+        return head + "saved nothing."
+    text = head + f"saved {us(saved):.1f} µs a step. "
+    if fixed <= 0:
+        return text + (f"The fixed costs explain none of it (an empty dispatch with its barrier {us(empty):.2f} µs, a "
+                       f"grid barrier {us(barrier):.2f} µs): all of it is what a dispatch boundary costs beyond an "
+                       "empty dispatch.")
+    rest = saved - fixed
+    text += (f"The fixed costs explain {us(min(fixed, saved)):.2f} µs of it ({dispatches} empty dispatches with their "
+             f"barriers at {us(empty):.2f} µs against {grid_barriers} grid barriers at {us(barrier):.2f} µs)")
+    if rest > 0:
+        text += (f"; the other {us(rest):.1f} µs is what a real dispatch boundary costs beyond an empty one: the "
+                 "work groups of one dispatch starting, and its last ones draining while the next may not begin.")
+    return text + "."
 
-    def __init__(self, ctx, params: dict, images=None, labels=None, *, defines: dict | None = None, **kwargs):
-        super().__init__(ctx, params, images, labels,
-                         defines=dict(MAX_H=np.shape(params["W1"])[1], **(defines or {})), **kwargs)
 
-    def step_buffers(self) -> dict:
-        """Two copies of A1 (rows padded to 4 units: they start on 16 bytes, read as vec4s) and of [W2 | b2]
-        ("head"), the losses and the stand-in; dZ1 and dlogits stay in shared memory."""
-        self.head_size = self.H * N_OUT + N_OUT
-        arrays = step_buffers(self.ctx, self.batch_size, self.H, self.n, handed=())
-        padded = -(-self.H // 4) * 4
-        arrays["A1"] = gl.empty(self.ctx, (2, self.batch_size, padded), name="A1 (two copies)")
-        arrays["head"] = gl.empty(self.ctx, (2, self.head_size), name="head ([W2 | b2], two copies)")
-        return arrays
-
-    def dispatch(self, phase_first: int, phase_end: int) -> None:
-        """PersistentMLP.dispatch, then, if the dispatch ran a step's phase 1, the GPU copies the [W2 | b2]
-        that step wrote (copy i % 2 of "head", i the step's place in the dispatch) into params."""
-        super().dispatch(phase_first, phase_end)
-        heads = phase_end // 2 - phase_first // 2        # odd phases q in [phase_first, phase_end)
-        if heads:
-            params, head, size = self.arrays["params"], self.arrays["head"], self.head_size * 4
-            self.ctx.memory_barrier(moderngl.BUFFER_UPDATE_BARRIER_BIT)   # the shader's writes, for the copy
-            self.ctx.copy_buffer(params.buffer, head.buffer, size, read_offset=head.offset + (heads - 1) % 2 * size,
-                                 write_offset=params.offset + self.layout["W2"][0] * 4)
+def persistent_epoch(epoch_persistent: float, epoch_fused: float, saved: float | None, steps: int) -> str:
+    """The persistent epoch against the fused one (seconds), with what the grid barriers saved a step (None: not
+    measured, as where the trainer fell back to a dispatch a phase)."""
+    saving = ("what the grid barriers saved was not measured here" if saved is None else
+              f"the grid barriers saved {1e6 * saved:.1f} µs a step ({1e3 * saved * steps:.2f} ms an epoch)"
+              if saved > 0 else "the grid barriers saved nothing")
+    if epoch_persistent < epoch_fused:
+        return (f"The persistent kernel is faster here: {findings.times(epoch_persistent, epoch_fused)} than the "
+                f"fused trainer's epoch; {saving}.")
+    return (f"The persistent kernel is slower here: its epoch is {epoch_persistent / epoch_fused:.2f}× the fused "
+            f"epoch. {saving[0].upper() + saving[1:]}; its phases cost more than the fused trainer's two kernels.")

@@ -1,4 +1,4 @@
-"""The lookahead trainer (glsl/train_3_lookahead.comp, glsl/gram_1_lags.comp, helpers/lookahead_mlp.py) against
+"""The lookahead trainer (glsl/train_2_lookahead.comp, glsl/gram_1_lags.comp, helpers/lookahead_mlp.py) against
 plain SGD in NumPy (float64).
 
 One dispatch a step computes layer 1 of step t from Q_t (computed a dispatch early) and the dot products of

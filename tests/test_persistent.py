@@ -1,5 +1,4 @@
-"""The persistent trainers (glsl/train_1_persistent.comp and train_2_onebarrier.comp, helpers/persistent_mlp.py)
-against NumPy; every test runs for both (`cls`).
+"""The persistent trainer (glsl/train_1_persistent.comp, helpers/persistent_mlp.py) against NumPy.
 
 llvmpipe runs work groups a few at a time, so there a dispatch of many steps is only tested with one work
 group (every hidden unit in it); many groups are tested as three dispatches a step (one phase each), which
@@ -12,7 +11,7 @@ import numpy as np
 import pytest
 
 from helpers import check, fused_mlp, gl, reference
-from helpers.persistent_mlp import OneBarrierMLP, PersistentMLP
+from helpers.persistent_mlp import PersistentMLP
 
 N, RTOL = 50, 1e-5
 SGD, MOMENTUM = (lambda: reference.SGD(0.3)), (lambda: reference.Momentum(0.1, 0.9))
@@ -25,14 +24,12 @@ def make_data(seed=7, n=N):
     return images, labels, images.reshape(n, -1) / np.float32(255)
 
 
-# small enough for llvmpipe's 32 KiB of shared memory; train_2 with COLS <= 2 sums each W1 gradient in two
-# parts (BSPLIT 2: more shared memory, so not with more columns), and with COLS > 3 has 128 threads
-DEFINES = {PersistentMLP: dict(THREADS=256, KSPLIT=2), OneBarrierMLP: dict(THREADS=256, KSPLIT=2, HSPLIT=2)}
+DEFINES = {PersistentMLP: dict(THREADS=256, KSPLIT=2)}     # small enough for llvmpipe's 32 KiB of shared memory
 
 
-@pytest.fixture(params=[PersistentMLP, OneBarrierMLP], ids=["train_1", "train_2"])
-def cls(request):
-    return request.param
+@pytest.fixture
+def cls():
+    return PersistentMLP
 
 
 def make(ctx, cls, hidden, cols, make_optimizer=SGD, batch_size=37, persistent=None, images=None, labels=None):
@@ -40,9 +37,7 @@ def make(ctx, cls, hidden, cols, make_optimizer=SGD, batch_size=37, persistent=N
         images, labels, _ = make_data()
     params = reference.init_params(784, hidden, 10, seed=1)
     trainer = cls(ctx, params, images, labels, optimizer=make_optimizer(), batch_size=batch_size, seed=3,
-                  persistent=persistent, defines=dict(DEFINES[cls], COLS=cols,
-                                                      **({"BSPLIT": 2 if cols <= 2 else 1, "THREADS": 256 if cols <= 3 else 128}
-                                                         if cls is OneBarrierMLP else {})))
+                  persistent=persistent, defines=dict(DEFINES[cls], COLS=cols))
     return trainer, params
 
 
@@ -100,9 +95,8 @@ def test_one_dispatch_gives_the_bits_of_a_dispatch_a_phase(ctx, cls, hidden, col
 
 @pytest.mark.parametrize("persistent, hidden, cols", [(False, 130, 3), (True, 3, 4)], ids=["phases", "persistent"])
 def test_forward_outputs_match_reference(ctx, cls, persistent, hidden, cols):
-    """Phases 0 and 1 of the leftover batch: A1 (train_2: its copy 0), dZ1, dlogits (train_1 only: train_2
-    keeps them in shared memory) and losses, poisoned with NaN first; rows past the batch and losses of other
-    samples stay NaN."""
+    """Phases 0 and 1 of the leftover batch: A1, dZ1, dlogits and losses, poisoned with NaN first; rows past the
+    batch and losses of other samples stay NaN."""
     images, labels, X = make_data()
     trainer, params = make(ctx, cls, hidden, cols, batch_size=37, persistent=persistent, images=images, labels=labels)
     trainer.start_epoch(0)
@@ -119,10 +113,6 @@ def test_forward_outputs_match_reference(ctx, cls, persistent, hidden, cols):
     count = len(idx)
     ref = fused_mlp.reference_outputs(params, X[idx], labels[idx])
     out = {name: trainer.read(name) for name in names}
-    if out["A1"].ndim == 3:
-        assert np.isnan(out["A1"][1]).all(), "A1 copy 1 written by a dispatch of one step"
-        assert (out["A1"][0, :count, hidden:] == 0).all(), "A1's row padding is not 0"
-        out["A1"] = out["A1"][0, :, :hidden]
     for name in names[:-1]:
         assert check.compare(name, out[name][:count], ref[name], RTOL)
         assert np.isnan(out[name][count:]).all(), f"{name} written past the batch"

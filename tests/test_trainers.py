@@ -185,7 +185,7 @@ def test_the_cpu_never_maps_a_buffer_a_kernel_uses(ctx, cls, monkeypatch, tmp_pa
     """Every public call of a trainer reads and writes GPU memory through the staging buffer only.
 
     ModernGL's Buffer.read/read_into/clear map a buffer into the CPU's memory; after a few such maps
-    the NVIDIA driver moved notebook 04's dZ1 buffer where kernels reach it slowly (gather_backward_1
+    the NVIDIA driver moved notebook 05's dZ1 buffer where kernels reach it slowly (gather_backward_1
     went from 9.4 to 133 µs a step on the H100, and stayed there). A timing cannot be asserted here, so
     this checks the cause: which buffers the CPU touches."""
     touched = []

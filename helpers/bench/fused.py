@@ -1,28 +1,23 @@
-"""Benchmark: one MNIST epoch with the fused trainer (two dispatches a step) against PyTorch on the same GPU.
+"""Benchmark: one MNIST epoch of the GLSL trainers against PyTorch and JAX on the same GPU.
 
     python -m helpers.bench fused                    # QUICK=1: a few thousand images, for llvmpipe
 
-Introduced in notebook 05. Rows, each the median of REPEAT epochs after 0.6 s of warm-up steps and one
-warm-up epoch, wall clock from the first command to the end of the epoch (ctx.finish() /
-torch.cuda.synchronize(), JAX's block_until_ready):
+Introduced in notebook 06; notebooks 08 and 09 read its committed rows. Each row is the median of REPEAT
+epochs after warm-up steps and one warm-up epoch, wall clock from the first command to the end of the epoch
+(ctx.finish() / torch.cuda.synchronize(), JAX's block_until_ready):
 
-  * fused 784-128-10 at batch 128 with SGD (the series' recipe), momentum and Adam;
-  * the floor: the same number of empty dispatches and barriers, with the same work-group counts;
-  * the unfused trainer of notebook 04 (helpers/gpu_mlp.py), where it exists;
-  * the wide net 784-800-10 (momentum), the net of notebook 05's accuracy run;
-  * both nets with the forward pass split over hidden units (fused_forward_3_split, notebook 07);
-  * both nets in three dispatches a step, layer 1 as a tiled product shared by RB samples
-    (FusedMLP(tiled_hidden=True): fused_hidden_1_tiled, fused_head_1_xent, then the backward);
-  * 784-128-10 SGD in one dispatch a step (LookaheadMLP, train_3_lookahead.comp), and
-    its three kinds of work group timed alone;
-  * both nets as one persistent dispatch per check_every steps (PersistentMLP, train_1_persistent.comp,
-    notebook 07), or the error that stopped it (a grid barrier gave up: not every work group resident);
+  * fused 784-128-10 at batch 128 with SGD (the series' recipe), momentum and Adam, and the floor: the same
+    number of empty dispatches and barriers, with the same work-group counts;
+  * the wide net 784-800-10 (momentum), the net of notebook 06's accuracy run;
+  * both nets with the register-blocked backward (FusedMLP(blocked=True)), and blocked in three dispatches a
+    step, layer 1 as a tiled product of its own (the "3-pass" step: FusedMLP(blocked=True, tiled_hidden=True));
+  * 784-128-10 as one persistent dispatch per check_every steps (PersistentMLP, notebook 09), or the error
+    that stopped it, and in one dispatch a step (LookaheadMLP, notebook 09);
+  * the unfused trainer of notebook 05 (helpers/gpu_mlp.py) and its floor;
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
     epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order;
   * JAX, where it is installed: jit of lax.scan over the epoch, in a process of its own (jax_epoch.py),
     fp32 ("highest") and JAX's default precision (TF32 on NVIDIA), for both nets.
-
-    python -m helpers.bench.fused sweep              # where a step's time goes; the kernels' tunables
 """
 
 from __future__ import annotations
@@ -34,19 +29,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import data, fused_mlp, gl, matmul, reference, timing
+from .. import data, fused_mlp, gl, reference, timing
 from . import profile
 from ..gpu_mlp import GPUTrainer
 from ..lookahead_mlp import LookaheadMLP
-from ..persistent_mlp import OneBarrierMLP, PersistentMLP
+from ..persistent_mlp import PersistentMLP
 from .profile import empty_epochs, epoch_phases, profile_step, time_epochs
 from .jax_epoch import jax_rows
 from .train import torch_epochs
 
 BATCH, LR, HIDDEN, WIDE = 128, 0.3, 128, 800
 CLOCK = "wall clock, ctx.finish() / torch.cuda.synchronize() at both ends"
-EPOCH_GOALS = ((6.0, 2.0), (12.0, 1.7))   # issue #12, on the H100: (epoch ms at most, times JAX fp32's speed at
-                                          # least) for 784-128-10, then for 784-800-10
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "bench-h100.json"
 
 
@@ -173,14 +166,13 @@ def run(ctx, quick: bool) -> list[dict]:
     steps = -(-n // BATCH)
     rows = []
 
-    def fused(optimizer, hidden=HIDDEN, epochs=repeat, name=None, split=False, tiled=False, blocked=False):
+    def fused(optimizer, hidden=HIDDEN, tiled=False, blocked=False):
         trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
-                                     optimizer=optimizer, batch_size=BATCH, seed=0, split_hidden=split,
-                                     tiled_hidden=tiled, blocked=blocked)
-        times, losses = timed_epochs(trainer, epochs)
-        kind = type(optimizer).__name__
-        way = (" blocked" if blocked else "") + (" split" if split else " 3-pass" if tiled else "")
-        row = _row(name or f"fused{way} 784-{hidden}-10 {kind}", times, dispatches_per_step=trainer.dispatches_per_step,
+                                     optimizer=optimizer, batch_size=BATCH, seed=0, tiled_hidden=tiled, blocked=blocked)
+        times, losses = timed_epochs(trainer, repeat)
+        way = (" blocked" if blocked else "") + (" 3-pass" if tiled else "")
+        row = _row(f"fused{way} 784-{hidden}-10 {type(optimizer).__name__}", times,
+                   dispatches_per_step=trainer.dispatches_per_step,
                    barriers_per_step=trainer.dispatches_per_step, steps=steps, samples_per_group=trainer.S,
                    loss=losses[-1])
         return trainer, row
@@ -201,24 +193,19 @@ def run(ctx, quick: bool) -> list[dict]:
         rows.append(row)
         t.release()
     wide = wide_hidden(quick)
-    t, row = fused(reference.Momentum(0.2, 0.9), hidden=wide, epochs=repeat)  # notebook 05's recipe
+    t, row = fused(reference.Momentum(0.2, 0.9), hidden=wide)  # notebook 06's recipe
     rows.append(row)
     t.release()
-    # split: notebook 07; tiled: layer 1 shared by RB samples; blocked: 4x4 outputs a thread (notebook 07)
-    for split, tiled, blocked in ((True, False, False), (False, True, False), (False, False, True), (False, True, True)):
+    # blocked: 4x4 outputs a thread in the backward; tiled: layer 1 a dispatch of its own (the 3-pass step)
+    for tiled in (False, True):
         for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
-            t, row = fused(optimizer, hidden=hidden, split=split, tiled=tiled, blocked=blocked)
+            t, row = fused(optimizer, hidden=hidden, tiled=tiled, blocked=True)
             rows.append(row)
             t.release()
+    rows.append(persistent_row(ctx, images, labels, repeat, steps))    # notebook 09
+    rows.append(lookahead_row(ctx, images, labels, repeat, steps))
 
-    # the persistent kernels (notebook 07): one dispatch per check_every steps, two grid barriers a step, or
-    # one (train_2, whose every group holds all of W2: the small net only)
-    for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
-        rows.append(persistent_row(ctx, optimizer, hidden, images, labels, repeat, steps))
-    rows.append(persistent_row(ctx, reference.SGD(LR), HIDDEN, images, labels, repeat, steps, OneBarrierMLP))
-    rows += lookahead_rows(ctx, images, labels, repeat, steps)
-
-    # the unfused trainer of notebook 04, for the dispatch counts and the speed-up
+    # the unfused trainer of notebook 05, for the dispatch counts and the speed-up
     unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
                          batch_size=BATCH)
     times = time_epochs(lambda e: unfused.run_epoch(e, order=orders[e % len(orders)]), ctx.finish, repeat)
@@ -252,13 +239,9 @@ def run(ctx, quick: bool) -> list[dict]:
               f"{str(row.get('barriers_per_step', '')):>8s} {ratio}")
     print(f"fused SGD: kernels per step {', '.join(f'{k} {v:.1f} µs' for k, v in main['kernel_us'].items())} "
           f"({step_profile['clock']}); step {1e6 * step_profile['step']:.1f} µs, Python issue {1e6 * step_profile['issue']:.1f} µs")
-    print(f"dispatch bound (the floor measured above: {steps} steps × {main['dispatches_per_step']} empty "
-          f"dispatches + barriers, wall clock) {main['bound_ms']:.2f} ms per epoch, "
-          f"{1e3 * main['bound_ms'] / (steps * main['dispatches_per_step']):.1f} µs a dispatch; the fused epoch "
-          f"{main['ms']:.2f} ms is {main['ms'] / main['bound_ms']:.2f}× that on {gl.describe(ctx)}; "
-          f"target 30 ms per epoch: {'met' if main['ms'] <= 30 else 'not met'}")
-    for line in against_jax(rows, wide):
-        print(line)
+    print(f"dispatch floor (the floor measured above: {steps} steps × {main['dispatches_per_step']} empty "
+          f"dispatches + barriers, wall clock) {main['bound_ms']:.2f} ms per epoch; the fused epoch {main['ms']:.2f} ms "
+          f"is {main['ms'] / main['bound_ms']:.2f}× that on {gl.describe(ctx)}")
     return rows
 
 
@@ -269,41 +252,31 @@ def timed_epochs(trainer, epochs: int) -> tuple[list[float], list[float]]:
     return profile.epoch_seconds(trainer, epochs, losses=losses), losses
 
 
-def persistent_row(ctx, optimizer, hidden, images, labels, repeat, steps, cls=PersistentMLP) -> dict:
-    """An epoch of PersistentMLP (train_1_persistent.comp) or another persistent trainer class, or a row with
-    the error that stopped it."""
-    kind = "" if cls is PersistentMLP else "one-barrier "
-    name = f"persistent {kind}784-{hidden}-10 {type(optimizer).__name__}"
-    trainer = cls(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
-                            optimizer=optimizer, batch_size=BATCH, seed=0)
+def persistent_row(ctx, images, labels, repeat, steps) -> dict:
+    """An epoch of PersistentMLP (train_1_persistent.comp, 784-128-10 SGD), or a row with the error that
+    stopped it (a grid barrier gave up: not every work group was resident)."""
+    name = f"persistent 784-{HIDDEN}-10 SGD"
+    trainer = PersistentMLP(ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels,
+                            optimizer=reference.SGD(LR), batch_size=BATCH, seed=0)
     try:
         times, losses = timed_epochs(trainer, repeat)
-    except RuntimeError as exc:  # a grid barrier gave up: not every work group was resident
+    except RuntimeError as exc:
         return {"name": name, "error": str(exc).split(":")[0] + f" ({trainer.groups[0]} work groups)"}
     finally:
         trainer.release()
-    return _row(name, times, dispatches_per_step=trainer.dispatches_per_step,
-                barriers_per_step=cls.GRID_BARRIERS if trainer.persistent else cls.PHASES, steps=steps, loss=losses[-1],
+    return _row(name, times, dispatches_per_step=trainer.dispatches_per_step, steps=steps, loss=losses[-1],
+                barriers_per_step=PersistentMLP.GRID_BARRIERS if trainer.persistent else PersistentMLP.PHASES,
                 groups=trainer.groups[0], persistent=trainer.persistent)
 
 
-def lookahead_rows(ctx, images, labels, repeat, steps) -> list[dict]:
-    """784-128-10 SGD with one dispatch a step (LookaheadMLP, train_3_lookahead.comp):
-    the epoch as the other rows time it, then the same epochs with one kind of work group alone (the shader's
-    `roles`; the weights are then wrong, so these rows have no loss, and the loss checks read the full epoch's
-    losses still in the buffer) and with none (the epoch's gram dispatch and the empty step dispatches)."""
+def lookahead_row(ctx, images, labels, repeat, steps) -> dict:
+    """An epoch of 784-128-10 SGD with one dispatch a step (LookaheadMLP, train_2_lookahead.comp)."""
     trainer = LookaheadMLP(ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels,
                            optimizer=reference.SGD(LR), batch_size=BATCH, seed=0)
     times, losses = timed_epochs(trainer, repeat)
-    rows = [_row(f"lookahead 784-{HIDDEN}-10 SGD", times, dispatches_per_step=1, barriers_per_step=1, steps=steps,
-                 loss=losses[-1], groups=trainer.groups[0])]
-    for roles, what in ((1, "chain groups"), (2, "W1 groups"), (4, "Q groups"), (0, "no groups' work")):
-        trainer.kernel.set(roles=roles)
-        times, _ = timed_epochs(trainer, repeat)
-        rows.append(_row(f"lookahead 784-{HIDDEN}-10, {what} alone (weights wrong)", times, dispatches_per_step=1,
-                         barriers_per_step=1, steps=steps))
     trainer.release()
-    return rows
+    return _row(f"lookahead 784-{HIDDEN}-10 SGD", times, dispatches_per_step=1, barriers_per_step=1, steps=steps,
+                loss=losses[-1], groups=trainer.groups[0])
 
 
 def fastest_glsl(rows: list[dict], hidden: int) -> dict | None:
@@ -319,29 +292,8 @@ def jax_by_precision(rows: list[dict], hidden: int) -> dict:
     return {r["precision"]: r for r in rows if r["name"].startswith("JAX") and f"784-{hidden}-10" in r["name"]}
 
 
-def against_jax(rows: list[dict], wide: int) -> list[str]:
-    """The fastest GLSL epoch of each net against JAX's rows of the same run, as issue #12's goals put it
-    (784-128-10: <= 6 ms and 2x JAX fp32; 784-800-10: <= 12 ms and 1.7x; both faster than JAX's default)."""
-    lines = []
-    for hidden, (limit, factor) in zip((HIDDEN, wide), EPOCH_GOALS):
-        best, jax = fastest_glsl(rows, hidden), jax_by_precision(rows, hidden)
-        if best is None:
-            continue
-        line = f"784-{hidden}-10: fastest GLSL {best['name']} {best['ms']:.2f} ms (goal <= {limit:g} ms: " \
-               f"{'met' if best['ms'] <= limit else 'not met'})"
-        if "highest" in jax:
-            ratio = jax["highest"]["ms"] / best["ms"]
-            line += f"; JAX fp32 {jax['highest']['ms']:.2f} ms, {ratio:.2f}x ours (goal {factor:g}x: " \
-                    f"{'met' if ratio >= factor else 'not met'})"
-        if "default" in jax:
-            line += f"; JAX default (TF32) {jax['default']['ms']:.2f} ms: ours " \
-                    f"{'faster' if best['ms'] < jax['default']['ms'] else 'slower'}"
-        lines.append(line if jax else line + "; no JAX rows in this run")
-    return lines
-
-
 def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) -> tuple[list[dict], str]:
-    """Rows for notebook 05's results table: every row of the committed benchmark JSON if it exists,
+    """Rows for notebook 06's results table: every row of the committed benchmark JSON if it exists,
     else the PyTorch rows measured now where PyTorch with CUDA is importable, else ([], why not).
     The string says where the figures came from."""
     if results.is_file():
@@ -359,25 +311,9 @@ def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) ->
 
 
 # ---------------------------------------------------------------------------------------------
-# python -m helpers.bench.fused sweep: where a fused step's time goes, and the tunables that cut it
+# Where a step's time goes (notebook 08)
 # ---------------------------------------------------------------------------------------------
 
-FORWARD_SWEEP = [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (8, 16, 32)]           # JT 32
-SPLIT_SWEEP = [dict(SB=sb, HQ=hq, KS=ks) for sb in (4, 8, 16) for hq in (4, 8, 16) for ks in (8, 16, 32)
-               if hq * ks <= 1024 and 4 * sb * (196 + ks * 4 * hq + 4 * hq + 10) <= 48 * 1024]
-# fused_hidden_1_tiled (RB samples x 4*TQ hidden units a work group, KS input slices) and fused_head_1_xent
-HIDDEN_SWEEP = [dict(RB=rb, TQ=tq, KS=ks) for rb in (4, 8) for tq in (8, 16, 32) for ks in (4, 8, 16, 32)
-                if tq * ks <= 1024 and 4 * max(rb * 784, ks * rb * 4 * tq) <= 48 * 1024]
-HEAD_SWEEP = [dict(S=s, LOCAL=local) for s in (1, 2, 4) for local in (128, 256)]
-# The register-blocked pair (FusedMLP(blocked=True)): threads <= 1024 and shared memory <= 48 KiB (banners)
-HIDDEN_BLOCKED_SWEEP = [dict(RQ=rq, TQ=tq, BK=bk, KS=ks) for rq in (1, 2, 4, 8) for tq in (4, 8, 16) for bk in (8, 16)
-                        for ks in (4, 8, 16) if tq * rq * ks <= 1024
-                        and 16 * max(4 * rq * (ks * bk // 4 + 1) + ks * bk * tq, (ks - 1) * 4 * rq * tq) + 16 * rq <= 48 * 1024]
-BACKWARD_BLOCKED_SWEEP = [dict(TQ=tq, KQ=kq, BS=bs, BC=bc) for tq in (2, 4, 8, 16) for kq in (4, 8) for bs in (2, 4, 8)
-                          for bc in (8, 16, 32) if tq * kq * bs <= 1024
-                          and 16 * max(bs * bc * (kq + tq), bs * 4 * kq * tq) <= 48 * 1024]
-BACKWARD_SWEEP = [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128)
-                  for tj, tkt, kpt in ((32, 8, 2), (32, 8, 4), (32, 16, 1), (64, 4, 2), (16, 16, 1))]
 STEP_SHADER = """#version 430
 layout(local_size_x = 1) in;
 layout(std430, binding = 0) buffer Out { uint out_[]; };
@@ -453,124 +389,3 @@ def _step_anatomy(ctx, trainer, repeat: int) -> dict:
     if trainer.split_hidden:  # the forward's counters must be back at zero after all that
         assert not trainer.read("counters").any(), "fused_forward_3_split left a counter set"
     return result
-
-
-def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
-    """Each tunable set of grids["forward"] / grids["backward"] (and grids["head"] with tiled_hidden) timed
-    as one dispatch + barrier (profile.dispatch_seconds) with the trainer's shaders and bound buffers at
-    step 0, after profile.warm_up's sustained run of the same dispatch (the GPU's clock back up after the
-    compile); shapes that do not compile (a #error of the shader) or need more than 48 KiB of shared memory
-    are skipped."""
-    clock = timing.Clock(ctx)
-    trainer.start_epoch(0)
-    trainer.step(0)
-    profile.warm_up(ctx, lambda: trainer.step(0))
-    sizes = dict(n_in=trainer.K, n_hidden=trainer.H, n_samples=trainer.n, batch_size=trainer.batch_size, step=0)
-    rows = []
-    kernels = [("forward", trainer.forward, trainer.forward_defines),
-               ("backward", trainer.backward, trainer.backward_defines)]
-    if trainer.head is not None:
-        kernels.insert(1, ("head", trainer.head, trainer.head_defines))
-    for which, kernel, base in kernels:
-        for tunables in grids.get(which, []):
-            defines = dict(base, **tunables)
-            if which == "forward" and "S" in tunables and fused_mlp.shared_bytes(defines["S"], trainer.K, trainer.H,
-                                                                                 32, defines["KS"]) > 48 * 1024:
-                continue
-            try:
-                candidate = gl.Kernel(ctx, kernel.name, defines)
-            except gl.ShaderError:
-                continue
-            candidate.set(**sizes, **(trainer.hyperparameters() if which == "backward" else {}))
-            groups = candidate.groups(**sizes)
-            # compiling left the GPU idle, and an idle GPU's clock drops: without this, candidates were timed
-            # up to 4x slower than the same program inside a trainer (H100, 2026-11-24; 0.15 s was too short)
-            profile.warm_up(ctx, lambda: (candidate.program.run(*groups), ctx.memory_barrier(profile.BARRIER)))
-            seconds = profile.dispatch_seconds(ctx, candidate.program, groups, repeat, clock)
-            rows.append({"kernel": which, "shader": kernel.name, "hidden": trainer.H, "tunables": tunables,
-                         "us": 1e6 * seconds, "groups": groups[0] * groups[1]})
-            candidate.program.release()
-    return rows
-
-
-def sweep(ctx, quick: bool) -> dict:
-    """Where a fused step's time goes (the Python calls, the step issued four ways, the grid barrier) and
-    the fused kernels' tunables timed one by one, then epochs of the best against the defaults."""
-    (X_train, y_train), _ = data.load_mnist()
-    n = 1024 if quick else len(X_train)
-    images, labels = X_train[:n], y_train[:n]
-    repeat = 2 if quick else 50
-    out = {"sm": matmul.sm_count(ctx), "issue": issue_costs(ctx, 100 if quick else 5000)}
-    print(f"SMs (gl_SMCountNV, GL_NV_shader_thread_group): {out['sm']}")
-    print("Python issue cost: " + ", ".join(f"{k} {1e6 * v:.2f} µs" for k, v in out["issue"].items()))
-    out["grid_barrier"] = []
-    for groups in ((1, 2) if quick else (1, 32, 66, 132, 264, 528)):
-        result = profile.grid_barrier_seconds(ctx, groups, 20 if quick else 2000)
-        out["grid_barrier"].append(result)
-        print(f"grid barrier, {groups:4d} groups of 256: {1e6 * result['per_barrier']:7.2f} µs a barrier, "
-              f"flags {result['flags']}, most polls {result['max_polls']}, slots ok {result['slots_ok']}")
-    out["anatomy"], out["kernels"], out["epochs"] = {}, [], []
-    for hidden, optimizer in ((HIDDEN, reference.SGD(LR)), (wide_hidden(quick), reference.Momentum(0.2, 0.9))):
-        def make(forward=None, backward=None, way="fused", head=None, blocked=False):  # way: fused, split, 3-pass
-            tiled = way == "3-pass"  # forward: the tunables of the step's first dispatch
-            return fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
-                                      optimizer=optimizer, batch_size=BATCH, seed=0,
-                                      forward_defines=None if tiled else forward, backward_defines=backward,
-                                      split_hidden=way == "split", tiled_hidden=tiled, blocked=blocked,
-                                      hidden_defines=forward if tiled else None, head_defines=head)
-        best = {}
-        for way, grids in (("fused", {"forward": FORWARD_SWEEP, "backward": BACKWARD_SWEEP}),
-                           ("split", {"forward": SPLIT_SWEEP}),
-                           ("3-pass", {"forward": HIDDEN_SWEEP, "head": HEAD_SWEEP}),
-                           ("blocked", {"forward": HIDDEN_BLOCKED_SWEEP, "backward": BACKWARD_BLOCKED_SWEEP})):
-            blocked = way == "blocked"  # the blocked pair, in the 3-pass step; SB 4, HQ 4: the split's largest scratch
-            trainer = make(dict(SB=4, HQ=4) if way == "split" else None, way="3-pass" if blocked else way,
-                           blocked=blocked)
-            label = f"784-{hidden}-10{'' if way == 'fused' else ' ' + way}"
-            out["anatomy"][label] = step_anatomy(ctx, trainer, repeat)
-            print(f"\n{label} step, µs: " + ", ".join(f"{k} {1e6 * v:.1f}" for k, v in out["anatomy"][label].items()))
-            rows = kernel_sweep(ctx, trainer, repeat, grids)
-            out["kernels"] += rows
-            trainer.release()
-            for which in ("forward", "head", "backward"):
-                mine = sorted((r for r in rows if r["kernel"] == which), key=lambda r: r["us"])
-                if mine:
-                    best[which, way] = mine[0]["tunables"]
-                    print(f"{mine[0]['shader']}: " + "; ".join(f"{r['tunables']} {r['us']:.1f} µs ({r['groups']} groups)"
-                                                              for r in mine[:6]))
-        for label, way, f, h, b, blocked in (
-                ("defaults", "fused", None, None, None, False),
-                ("best", "fused", best["forward", "fused"], None, best["backward", "fused"], False),
-                ("split, best", "split", best["forward", "split"], None, best["backward", "fused"], False),
-                ("3-pass, best", "3-pass", best["forward", "3-pass"], best["head", "3-pass"], best["backward", "fused"],
-                 False),
-                ("blocked backward, best", "fused", best["forward", "fused"], None, best["backward", "blocked"], True),
-                ("blocked 3-pass, best", "3-pass", best["forward", "blocked"], best["head", "3-pass"],
-                 best["backward", "blocked"], True)):
-            trainer = make(f, b, way, h, blocked)
-            trainer.start_epoch(0)
-            profile.warm_up(ctx, lambda: trainer.step(0))  # an idle GPU's clock is low for half a second
-            times = time_epochs(lambda e: trainer.run_epoch(e), ctx.finish, 1 if quick else 5)
-            trainer.release()
-            out["epochs"].append(_row(f"fused 784-{hidden}-10 {type(optimizer).__name__} ({label})", times,
-                                      forward=f, head=h, backward=b, split_hidden=way == "split",
-                                      tiled_hidden=way == "3-pass", blocked=blocked))
-            print(f"epoch with {label}: {out['epochs'][-1]['ms']:.2f} ms  (forward {f}, "
-                  f"{f'head {h}, ' if h else ''}backward {b})")
-    return out
-
-
-if __name__ == "__main__":   # python -m helpers.bench.fused sweep [--quick] [--out FILE]
-    import sys
-
-    from .. import mode
-
-    if sys.argv[1:2] != ["sweep"]:
-        raise SystemExit("usage: python -m helpers.bench.fused sweep [--quick] [--out FILE]")
-    context = gl.create_context()
-    print(gl.describe(context))
-    result = sweep(context, quick="--quick" in sys.argv or mode.is_quick())
-    result = {"device": {"describe": gl.describe(context), "date": time.strftime("%Y-%m-%d"),
-                         "command": "python -m helpers.bench.fused " + " ".join(sys.argv[1:])}, **result}
-    if "--out" in sys.argv:
-        Path(sys.argv[sys.argv.index("--out") + 1]).write_text(json.dumps(result, indent=1, default=float) + "\n")

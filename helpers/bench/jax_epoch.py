@@ -3,7 +3,7 @@
     python -m helpers.bench.jax_epoch --hidden 128 --optimizer sgd --lr 0.3 --repeat 5 --precision highest
     python -m helpers.bench.jax_epoch --hidden 128 --optimizer momentum --lr 0.05 --mu 0.9 --quick
 
-For notebook 05's fused benchmark (helpers/bench/fused.py), which calls jax_rows below. It measures the
+For the fused benchmark (helpers/bench/fused.py; notebooks 06 and 08), which calls jax_rows below. It measures the
 series' model and recipe (784-H-10, ReLU, softmax cross-entropy, batch 128, reference.init_params seed 0,
 reference.epoch_order seed 0, SGD or momentum) as one jitted function per epoch: lax.scan over the steps,
 images resident on the device, the epoch's order uploaded as an int32 index array inside the timed epoch

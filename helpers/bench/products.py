@@ -2,7 +2,8 @@
 
     python -m helpers.bench products          # QUICK=1: the small net only, for llvmpipe
 
-Introduced in notebook 07. A step of 784-H-10 at batch 128 holds two products much larger than the rest:
+Read by notebook 08 (cuBLAS's rows are one of its limits). A step of 784-H-10 at batch 128 holds two products much
+larger than the rest:
 
   * layer 1, Z1 = X·W1:   A[128, 784] @ B[784, H]
   * the weights, dW1 = Xᵀ·dZ1:   A[784, 128] @ B[128, H]

@@ -1,5 +1,5 @@
 #version 430
-// train_3_lookahead.comp: one SGD step of the N_IN-H-10 MLP in ONE dispatch. The step's layer 1 does not
+// train_2_lookahead.comp: one SGD step of the N_IN-H-10 MLP in ONE dispatch. The step's layer 1 does not
 //   wait for the previous step's update of W1, because algebra already knows what that update does to it:
 //     with Xt = [X, 1] (the batch with a column of ones) and W = [W1; b1], SGD sets W_t = W_{t-1} - lr·Xt_{t-1}^T dZ1_{t-1}, so
 //     Xt_t W_t = Xt_t W_{t-1} - lr·(Xt_t Xt_{t-1}^T)·dZ1_{t-1} = Q_t - lr·G[t,0]·dZ1_{t-1}
@@ -51,11 +51,11 @@
 //           and every sum runs in a fixed order, so the same seed gives the same bits
 // Requires  N_IN % 4 == 0;  HIDDEN % 4 == 0;  B_PAD % 32 == 0;  B_PAD % RC == 0;  3*RC*N_OUT <= 256;
 //           batch_size <= B_PAD;  param_stride % 4 == 0;  param_stride >= (N_IN + 1 + N_OUT)*HIDDEN + N_OUT
-// Changed   vs train_2_onebarrier: one dispatch a step with no grid barrier, every work group resident or
-//           not. train_2_onebarrier keeps a dispatch running across steps and makes its groups wait for each other at a
-//           barrier built on atomics; here nothing in a dispatch waits for another group, because the
-//           layer-1 product that needed the whole updated W1 is computed one step ahead (the identity above)
-//           Since its first commit: a chain group issues all of its reads from memory before it uses any
+// Changed   vs train_1_persistent: one dispatch a step with no grid barrier, every work group resident or
+//           not. train_1_persistent keeps a dispatch running across steps and makes its groups wait for each other at
+//           barriers built on atomics; here nothing in a dispatch waits for another group, because the
+//           layer-1 product that needed the whole updated W1 is computed one step ahead (the identity above).
+//           A chain group issues all of its reads from memory before it uses any
 //           (one wait for memory instead of one a loop)
 // Checked   relative error < 1e-5 against plain SGD in NumPy (float64) over two epochs, Q and w2parts
 //           poisoned with NaN first, hidden sizes 8, 36 and 128, batches 37, 64 and 128 and a leftover last

@@ -1,0 +1,86 @@
+"""helpers.bench.limits: how far the fastest trainers and kernels are from the limits of the same run, each limit
+with its source (made-up rows, then the committed run)."""
+
+import json
+
+import pytest
+
+from helpers.bench import limits, inference, matmul, products
+from helpers.report import ROOT
+
+JSON = ROOT / "notebooks" / "results" / "bench-h100.json"
+
+
+def _epoch_rows(ours_ms, fp32_ms, tf32_ms, hidden=128):
+    net = f"784-{hidden}-10"
+    return [{"name": f"fused {net} SGD", "ms": ours_ms, "steps": 469, "profile": {"kernel_total": 8e-6}},
+            {"name": "floor: 469×2 empty dispatches + barriers", "ms": 2.5, "steps": 469, "dispatches_per_step": 2},
+            {"name": f"lookahead {net}, chain groups alone (weights wrong)", "ms": 0.5, "steps": 469},
+            {"name": f"JAX jit(lax.scan) {net} SGD, fp32", "ms": fp32_ms, "precision": "highest"},
+            {"name": f"JAX jit(lax.scan) {net} SGD, TF32", "ms": tf32_ms, "precision": "default"}]
+
+
+def _product_rows(hidden=128, cublas_s=6e-6):
+    return [{"product": p, "hidden": hidden, "shape": list(shape), "impl": impl, "seconds": s, "clock": "c"}
+            for p, shape in products.shapes(hidden).items()
+            for impl, s in (("matmul_9_interior", 2 * cublas_s), (products.CUBLAS, cublas_s))]
+
+
+def test_epoch_limits_each_with_its_source_and_the_comparison_both_ways():
+    floor, blas, fp32, tf32 = limits.epoch_limits(_epoch_rows(12.0, 18.0, 10.0), _product_rows(), 128)
+    assert floor["ours"] == "fused 784-128-10 SGD, 12.00 ms"        # not the floor, not a row of one kind alone
+    assert floor["limit"] == "empty-dispatch floor 2.50 ms" and floor["against"] == "4.80× its time"
+    assert blas["limit"] == "cuBLAS's two products alone 5.63 ms"      # 2 × 6 µs × 469 steps
+    assert "CUDA graph" in blas["source"] and "same run" in blas["source"]
+    assert fp32["against"] == "0.67× its time" and tf32["against"] == "1.20× its time"
+
+
+def test_faster_or_slower_on_both_sides():
+    assert limits.faster_or_slower(12.64, 18.18) == "1.44× faster"
+    assert limits.faster_or_slower(25.82, 25.12) == "1.03× slower"
+    with pytest.raises(ValueError, match="positive"):
+        limits.faster_or_slower(0.0, 1.0)
+
+
+def test_the_wide_net_has_no_floor_row_of_its_own():
+    rows = _epoch_rows(30.0, 25.0, 20.0, hidden=800)
+    assert [r["limit"].split()[0] for r in limits.epoch_limits(rows, _product_rows(800), 800)] == ["cuBLAS's", "JAX",
+                                                                                                    "JAX"]
+
+
+def test_no_epoch_limits_without_a_glsl_row():
+    assert limits.epoch_limits(_epoch_rows(5.0, 12.0, 9.0)[3:], [], 128) == []
+
+
+def _matmul(impl, size, share):
+    return {"impl": impl, "size": size, "seconds": 1.0 / share, "gflops": 1.0, "clock": "c"}
+
+
+def test_matmul_limits_give_the_fastest_rungs_share_of_cublas():
+    rows = [_matmul("cuBLAS fp32 (torch, TF32 off)", 2048, 1.0), _matmul("matmul_6_subgroup", 2048, 0.70),
+            _matmul("matmul_9_interior", 2048, 0.85), _matmul(matmul.NO_LOADS, 2048, 0.90)]
+    (g2048,) = limits.matmul_limits(rows)
+    assert g2048["ours"] == "matmul_9_interior" and g2048["against"] == "85% of its speed"
+
+
+def _upload(what, gbps):
+    return {"what": what, "seconds": 1.0 / gbps, "gbps": gbps, "images": 10_000}
+
+
+def test_upload_limit_is_the_fastest_upload_from_numpy():
+    rows = [_upload(inference.CEILING, 50.0), _upload("upload float32 into existing buffer", 12.0),
+            _upload("upload float32 via a staging buffer + GPU copy", 20.0),
+            _upload("GPU copy from a mapped buffer already holding the images", 48.0)]     # not from NumPy
+    (row,) = limits.upload_limits(rows)
+    assert row["ours"].startswith("via a staging buffer") and row["against"] == "40% of its speed"
+    assert limits.upload_limits(rows[1:]) == []          # no pinned copy in the run: no limit
+
+
+@pytest.mark.skipif(not JSON.is_file(), reason="no committed benchmark JSON")
+def test_committed_run_gives_every_limit_a_source():
+    record = json.loads(JSON.read_text())
+    rows = limits.limit_rows(record)
+    assert len(rows) == 4 + 3 + 3 + 1              # 784-128-10: floor, cuBLAS, JAX ×2; 784-800-10: 3; matmul; upload
+    assert all(r["source"] and r["against"] for r in rows)
+    table = limits.table(record)
+    assert table.count("\n| ") == len(rows) + 2 and "goal" not in table.lower()
