@@ -2,10 +2,10 @@
 
 Kernel.run checks, before every dispatch, the banner's Requires conditions on the uniforms and the length of
 every buffer bound to the shader's bindings, re-checking only what changed since the last dispatch. This
-times fused_forward_1_xent (seven conditions, nine bindings) dispatched with zero work groups, so only the
+times fused_forward_1_xent (seven conditions, eight bindings) dispatched with zero work groups, so only the
 CPU's side is measured: the bare ModernGL calls a loop would make, and Kernel.run making the same calls
 plus the check, in four loops (nothing changed; `step` changed, which no condition names; `n_hidden`
-changed, which three conditions and four lengths name; every buffer bound again). It prints microseconds
+changed, which two conditions and three lengths name; the same buffers given again, which bind() type-checks). It prints microseconds
 per dispatch; the difference is the check's cost.
 """
 
@@ -68,10 +68,10 @@ def measure(ctx, dispatches: int = 2000) -> dict[str, float]:
         "bare: set step, program.run": bare_step,
         "Kernel.run(step=...), a uniform no condition names": lambda i: kernel.run(0, barrier=False, step=i),
         "bare: set n_hidden, program.run": bare_hidden,
-        "Kernel.run(n_hidden=...), 3 conditions and 4 lengths": lambda i: kernel.run(0, barrier=False,
+        "Kernel.run(n_hidden=...), 2 conditions and 3 lengths": lambda i: kernel.run(0, barrier=False,
                                                                                      n_hidden=sizes[i % 2]),
         "bare: bind 8 buffers, program.run": bare_rebind,
-        "Kernel.run(bindings=...), 8 buffers checked": lambda i: kernel.run(0, bindings=arrays, barrier=False),
+        "Kernel.run(bindings=...), the same 8 buffers": lambda i: kernel.run(0, bindings=arrays, barrier=False),
     }
     rows = {name: _per_dispatch(loop, dispatches) for name, loop in loops.items()}
     ctx.finish()
