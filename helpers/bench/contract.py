@@ -5,8 +5,8 @@ every buffer bound to the shader's bindings, re-checking only what changed since
 times fused_forward_1_xent (seven conditions, eight bindings) dispatched with zero work groups, so only the
 CPU's side is measured: the bare ModernGL calls a loop would make, and Kernel.run making the same calls
 plus the check, in four loops (nothing changed; `step` changed, which no condition names; `n_hidden`
-changed, which two conditions and three lengths name; the same buffers given again, which bind() type-checks). It prints microseconds
-per dispatch; the difference is the check's cost.
+changed, which two conditions and three lengths name; the same buffers given again, which bind()
+type-checks). It prints microseconds per dispatch; the difference is the check's cost.
 """
 
 from __future__ import annotations
