@@ -46,9 +46,9 @@ def dense(ctx, shader, x, w, b):
 
 @pytest.mark.parametrize("B", [1, 37])
 def test_bare_moderngl_two_layers_give_the_reference_logits(bare_ctx, B):
-    assert "#define RELU 1" in SOURCE
+    assert "#ifndef RELU\n#define RELU 1\n#endif" in SOURCE
     hidden = bare_ctx.compute_shader(SOURCE)
-    output = bare_ctx.compute_shader(SOURCE.replace("#define RELU 1", "#define RELU 0"))
+    output = bare_ctx.compute_shader(SOURCE.replace("#version 430\n", "#version 430\n#define RELU 0\n", 1))  # as glsl/README.md
     rng = np.random.default_rng(7)
     params = reference.init_params(70, 30, 13, seed=3)
     params["b1"] += rng.standard_normal(30).astype(np.float32)
@@ -69,3 +69,9 @@ def test_the_banner_says_what_this_file_does():
                   "groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)"):
         assert entry in banner, f"dense_1_naive.comp's banner no longer says {entry!r}: update dense() and glsl/README.md"
     assert "#define LOCAL_X 16\n" in SOURCE and "#define LOCAL_Y 16\n" in SOURCE
+
+
+def test_the_readme_example_is_this_test():
+    """glsl/README.md's bare-ModernGL example tunes the file the way this test does."""
+    readme = (Path(__file__).resolve().parent.parent / "glsl" / "README.md").read_text()
+    assert '.replace("#version 430\\n", "#version 430\\n#define RELU 0\\n", 1)' in readme
