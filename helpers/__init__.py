@@ -20,6 +20,8 @@
     exercises    check a learner's shader on awkward shapes (notebooks 02-05)
     bench/       the benchmarks, one module each (matmul, inference, train, fused): python -m helpers.bench;
                  bench.dropout: notebook 06's validation sweep and final runs
+    digits       strokes to MNIST-like 28×28 images; the net's softmax in one dispatch (notebook 10)
+    pad          the drawing pad: Pad's logic (no browser needed), its widget, a scripted hand (notebook 10)
     report       README's results table and figure from the benchmark JSON
     quickstart   the README's two commands: make .venv, open JupyterLab / run the tests
 """
