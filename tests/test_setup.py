@@ -273,3 +273,13 @@ def test_execute_notebooks_docstring_names_a_readme_section_that_exists():
     assert sections, "the docstring points to no README section"
     for title in sections:
         assert f"\n## {title}\n" in (ROOT / "README.md").read_text(), f"README.md has no section '{title}'"
+
+
+def test_a_notebooks_kernel_starts_in_its_folder_under_the_quick_starts_root():
+    """The quick start serves the repository root; JupyterLab starts a notebook's kernel in the notebook's
+    folder, so the notebooks still run with notebooks/ as their working directory (data paths, ../glsl)."""
+    contents = pytest.importorskip("jupyter_server.services.contents.filemanager")
+    kernels = pytest.importorskip("jupyter_server.services.kernels.kernelmanager")
+    path = contents.FileContentsManager(root_dir=str(ROOT)).get_kernel_path(quickstart.FIRST_NOTEBOOK)
+    assert path == "notebooks", path
+    assert kernels.MappingKernelManager(root_dir=str(ROOT)).cwd_for_path(path) == str(ROOT / "notebooks")
