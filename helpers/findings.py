@@ -16,7 +16,16 @@ def what_we_measured(*findings: str) -> None:
     """Print the findings as a list under the mode the run was made in."""
     print(f"What we measured ({mode.banner()}):")
     for finding in findings:
-        print(f"  • {finding}")
+        print(f"  • {sentence(finding)}")
+
+
+def sentence(text: str) -> str:
+    """`text` as a sentence: a capital first letter, one full stop at the end."""
+    text = text.strip()
+    if not text:
+        raise ValueError("a finding needs words")
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def than(a: float, b: float, above: str, below: str, equal: str | None = None) -> str:

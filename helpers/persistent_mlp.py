@@ -182,7 +182,7 @@ def grid_barrier_account(empty: float, barrier: float, as_dispatches: float, ins
              f"barriers at {us(empty):.2f} µs against {grid_barriers} grid barriers at {us(barrier):.2f} µs)")
     if rest > 0:
         text += (f"; the other {us(rest):.1f} µs is what a real dispatch boundary costs beyond an empty one: the "
-                 "work groups of one dispatch starting, and its last ones draining while the next may not begin.")
+                 "work groups of one dispatch starting, and its last ones draining while the next may not begin")
     return text + "."
 
 

@@ -2,8 +2,10 @@
 get MNIST (no MNIST_DIR with the four files, nothing in tensorflow-datasets' cache, no network) their cells
 are reported as skipped, with one line saying why and how to fix it, instead of failing one after another.
 Where MNIST can be had (MNIST_DIR set to a good folder, the cache filled, or the network up), every cell
-runs as before. helpers.data.unavailable() decides, with the loader's own rules."""
+runs as before. helpers.data.unavailable() decides, with the loader's own rules. With REQUIRE_MNIST=1
+(as .ci/run sets it, where the four files must be there) the cells fail with that line instead of skipping."""
 
+import os
 import sys
 from pathlib import Path
 
@@ -32,4 +34,6 @@ def pytest_collection_modifyitems(config, items):
 def pytest_runtest_setup(item):
     """Skip before the notebook's kernel starts; raised here, the skips of every cell fold into one -rs line."""
     if _is_notebook_cell(item) and NO_MNIST.get("reason"):
+        if os.environ.get("REQUIRE_MNIST"):
+            pytest.fail(NO_MNIST["reason"], pytrace=False)
         pytest.skip(NO_MNIST["reason"])

@@ -20,7 +20,7 @@ def test_what_we_measured_prints_each_finding(capsys):
     findings.what_we_measured("one.", "two.")
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("What we measured (")
-    assert "  • one.\n  • two.\n" in out
+    assert "  • One.\n  • Two.\n" in out
 
 
 def test_than_on_both_sides_and_equal():
@@ -29,3 +29,10 @@ def test_than_on_both_sides_and_equal():
     assert findings.than(1, 1, "above", "below") == "below"
     assert findings.than(0.975, 0.975, "met", "not met", equal="met") == "met"
     assert findings.than(0.9749, 0.975, "met", "not met", equal="met") == "not met"
+
+
+def test_sentence_capitalises_and_ends_once():
+    assert findings.sentence("the net read 10 of 10") == "The net read 10 of 10."
+    assert findings.sentence("Already one.") == "Already one."
+    with pytest.raises(ValueError):
+        findings.sentence("  ")

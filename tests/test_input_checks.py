@@ -299,6 +299,13 @@ def test_without_mnist_the_notebooks_are_skipped_with_one_line(tmp_path):
     assert "MNIST" in lines[0] and str(empty) in lines[0] and "Fix:" in lines[0] and "MNIST_DIR" in lines[0], lines
 
 
+def test_where_mnist_is_required_its_absence_fails(tmp_path):
+    empty = tmp_path / "no-mnist"
+    empty.mkdir()
+    code, out = run_notebook_tests(tmp_path, {"MNIST_DIR": str(empty), "REQUIRE_MNIST": "1"})
+    assert code != 0 and "2 errors" in out and "Fix:" in out, out
+
+
 def test_with_mnist_the_notebooks_run(tmp_path, mnist_dir):
     code, out = run_notebook_tests(tmp_path, {"MNIST_DIR": str(mnist_dir)})
     assert code == 0 and "3 passed" in out and "skipped" not in out, out
