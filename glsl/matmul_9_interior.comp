@@ -24,7 +24,7 @@
 //           barrier() alone: in a compute shader it makes the shared-memory writes before it visible to
 //           the reads after it (OpenGL reference page of barrier), so the memoryBarrierShared() that
 //           matmul_6_subgroup puts before it adds nothing. No subgroup path. Default tile: 16×8 outputs
-//           a thread, 128 threads (notebook 03 times it against matmul_6_subgroup's 8×8 and 256)
+//           a thread, 128 threads (notebook 04 times it against matmul_6_subgroup's 8×8 and 256)
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py, K = 0 included;
 //           tests/test_matmul_interior.py: interior and edge blocks in one dispatch, K or N that send
 //           every block to the checked loop, one tile, K below BK, other tiles)

@@ -12,14 +12,14 @@
     forward      the two-layer forward pass, one sample at a time         (notebook 02)
     matmul       the matmul ladder: rungs, dispatch shapes                (notebook 04)
     inference    batched forward pass on dense_3_tiled, batch sweep       (notebook 03)
-    mlp          what both GPU trainers share: the Trainer API, params    (notebook 04)
-    gpu_mlp      the training loop on the GPU, six dispatches a step      (notebook 04)
-    fused_mlp    the fused trainer, two dispatches a step; momentum, Adam (notebook 05);
-                 dropout and max-norm (notebook 06)
-    rng          the counter-based random generator, the twin of the shaders' (notebook 06)
-    exercises    check a learner's shader on awkward shapes (notebooks 02-05)
+    mlp          what both GPU trainers share: the Trainer API, params    (notebook 05)
+    gpu_mlp      the training loop on the GPU, six dispatches a step      (notebook 05)
+    fused_mlp    the fused trainer, two dispatches a step; momentum, Adam (notebook 06);
+                 dropout and max-norm (notebook 07)
+    rng          the counter-based random generator, the twin of the shaders' (notebook 07)
+    exercises    check a learner's shader on awkward shapes (notebooks 02-06)
     bench/       the benchmarks, one module each (matmul, inference, train, fused): python -m helpers.bench;
-                 bench.dropout: notebook 06's validation sweep and final runs
+                 bench.dropout: notebook 07's validation sweep and final runs
     digits       strokes to MNIST-like 28×28 images; the net's softmax in one dispatch (notebook 10)
     pad          the drawing pad: Pad's logic (no browser needed), its widget, a scripted hand (notebook 10)
     report       README's results table and figure from the benchmark JSON

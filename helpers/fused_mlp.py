@@ -1,6 +1,6 @@
 """The fused GPU trainer: one training step of 784-H-10 in two dispatches. Introduced in notebook 06.
 
-The sibling of notebook 04's GPUTrainer (helpers/gpu_mlp.py): the same API (mlp.Trainer), the same data
+The sibling of notebook 05's GPUTrainer (helpers/gpu_mlp.py): the same API (mlp.Trainer), the same data
 on the GPU, two dispatches a step instead of six. Two is the fewest the math allows: every sample's dZ1
 needs all of W2 and that sample's whole hidden row, and every weight gradient needs dZ1 of the whole
 batch, so a step needs one grid-wide synchronisation point in the middle and one at its end.
@@ -39,7 +39,7 @@ Wide nets can spend a third dispatch to read W1 fewer times:
 
 then fused_backward_1_update as before: three dispatches and three barriers a step, the same buffers.
 
-Register blocking (notebook 08) gives each thread a 4x4 block of outputs, so each value it reads from
+Register blocking (the appendix measures it in the step) gives each thread a 4x4 block of outputs, so each value it reads from
 shared memory serves four multiply-adds (the same buffers and dispatch count):
 
     FusedMLP(..., blocked=True)

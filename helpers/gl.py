@@ -9,7 +9,7 @@ Introduced in notebook 02. Importing this module creates nothing; call `create_c
     C = empty(ctx, (M, N), name="C")            # NaN-filled (integer dtypes: their maximum), so an unwritten element shows
     k.run(groups(N, 16), groups(M, 16), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)   # group counts x, y (, z)
     c = C.read()                                # a new, writable NumPy array
-    driver_assembly(k.program)                  # NVIDIA: the assembly text the driver compiled k into (notebook 03)
+    driver_assembly(k.program)                  # NVIDIA: the assembly text the driver compiled k into (the appendix)
 
 Every tunable of a shader in glsl/ is guarded (`#ifndef TILE` / `#define TILE 16` / `#endif`), so a
 `#define TILE 8` placed right after `#version` overrides it; Kernel(ctx, name, {"TILE": 8}) does exactly

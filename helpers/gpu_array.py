@@ -19,7 +19,7 @@ def staging_buffer(ctx, nbytes: int):
 
     ModernGL reads a buffer by mapping it into the CPU's address space. After a few such reads the NVIDIA
     driver may move that buffer to memory the CPU reaches easily and the GPU slowly, and every later
-    kernel on it runs several times slower (notebook 04 measures it). So GPUArray.read and write copy
+    kernel on it runs several times slower (the appendix measures it; notebook 03 states the rule). So GPUArray.read and write copy
     through this buffer on the GPU (ctx.copy_buffer), and the buffers the kernels use are never mapped.
     """
     extra = ctx.extra if isinstance(getattr(ctx, "extra", None), dict) else {}

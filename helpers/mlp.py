@@ -1,6 +1,6 @@
 """What the two GPU trainers share: one API, one parameter layout, one way to load data and evaluate.
 
-Introduced in notebook 04 (GPUTrainer, six dispatches a step, helpers/gpu_mlp.py); notebook 05's FusedMLP
+Introduced in notebook 05 (GPUTrainer, six dispatches a step, helpers/gpu_mlp.py); notebook 06's FusedMLP
 (two dispatches, helpers/fused_mlp.py) is its sibling. Both are `Trainer`s:
 
     trainer = GPUTrainer(ctx, reference.init_params(seed=0), X_train_u8, y_train,
@@ -324,7 +324,7 @@ class Trainer:
         check (loss) and every epoch (accuracies). seconds: each epoch's wall clock, ctx.finish() at both
         ends, evaluation left out, and the time the progress bar and plot took at the checks left out too
         (that is in display_seconds). started / ended: each epoch's perf_counter at its two ctx.finish()
-        calls, to line other samples up with the epochs (frequency.FrequencyLog's, in notebooks 04 and 05)."""
+        calls, to line other samples up with the epochs (frequency.FrequencyLog's, in notebooks 05 and 06)."""
         from tqdm.auto import tqdm
 
         self._need_data()

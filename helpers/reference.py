@@ -25,8 +25,8 @@ class TrainingDiverged(FloatingPointError):
     """The loss became NaN, infinite, or more than ten times the loss of guessing (see check_loss)."""
 
 
-# Learning rates this series trains the 784-H-10 MLP with at batch 128 (notebooks 01, 04 and 05):
-# SGD in every notebook; momentum and Adam as notebook 05 and helpers/bench/fused.py run them.
+# Learning rates this series trains the 784-H-10 MLP with at batch 128 (notebooks 01, 05 and 06):
+# SGD in every notebook; momentum and Adam as notebook 06 and helpers/bench/fused.py run them.
 WORKING_LR = {"SGD": 0.3, "Momentum": 0.05, "Adam": 1e-3}
 WORKING_BATCH_SIZE = 128
 DIVERGED_FACTOR = 10   # a loss above this many times ln(n_classes), the loss of a uniform guess, is divergence
@@ -86,7 +86,7 @@ def relu(z: np.ndarray) -> np.ndarray:
 def forward(params: dict, X: np.ndarray, masks=None):
     """logits (B, 10) and the cache backprop needs (X, Z1, A1).
 
-    masks: None, or (input_mask (B, 784), hidden_mask (B, H)) for dropout at training time (notebook 06):
+    masks: None, or (input_mask (B, 784), hidden_mask (B, H)) for dropout at training time (notebook 07):
     float masks holding 1/keep for a kept unit and 0 for a dropped one (rng.dropout_mask). Then X is
     replaced by X * input_mask and A1 by relu(Z1) * hidden_mask, and the cache holds those."""
     if masks is not None:
@@ -141,7 +141,7 @@ def loss_and_grads(params: dict, X: np.ndarray, y: np.ndarray, masks=None):
 
 
 def max_norm(params: dict, c: float) -> None:
-    """Max-norm constraint, in place (notebook 06): every hidden unit's incoming weights, a column of W1,
+    """Max-norm constraint, in place (notebook 07): every hidden unit's incoming weights, a column of W1,
     rescaled to Euclidean norm c where its norm is above c (the bias b1 is left alone). Columns at or
     under c are not touched."""
     W1 = params["W1"]

@@ -1,5 +1,5 @@
 #version 430
-// 02_guard.comp: T = Aᵀ, the transpose, one thread per element (notebook 04's backprop reads W transposed)
+// 02_guard.comp: T = Aᵀ, the transpose, one thread per element (notebook 05's backprop reads W transposed)
 //
 // Shapes    A[M,N]  T[N,M]   float32, row-major, std430 (flat float arrays)
 // NumPy     T = A.T          i.e.  T[n,m] = A[m,n]
