@@ -20,11 +20,14 @@ def what_we_measured(*findings: str) -> None:
 
 
 def sentence(text: str) -> str:
-    """`text` as a sentence: a capital first letter, one full stop at the end."""
+    """`text` as a sentence: a capital first letter (unless the first word is a name from the code, such
+    as dense_1), one full stop at the end."""
     text = text.strip()
     if not text:
         raise ValueError("a finding needs words")
-    text = text[0].upper() + text[1:]
+    first = text.split()[0]
+    if first.rstrip(".,;:!?").replace("'", "").isalpha():
+        text = text[0].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
 
 

@@ -279,7 +279,8 @@ def run_notebook_tests(tmp_path, env_changes):
     shutil.copy(ROOT / "notebooks" / "conftest.py", folder / "conftest.py")
     (folder / "tiny.ipynb").write_text(json.dumps(NOTEBOOK))
     (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert True\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), **{k: v for k, v in env_changes.items() if v is not None})
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)   # keep where nbval is
+    env = dict(os.environ, PYTHONPATH=path, **{k: v for k, v in env_changes.items() if v is not None})
     for name in [k for k, v in env_changes.items() if v is None]:
         env.pop(name, None)
     run = subprocess.run([sys.executable, "-m", "pytest", "test_plain.py", "notebooks", "--nbval-lax",
