@@ -13,7 +13,7 @@ in the background while the code in its `with` block runs,
     nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,utilization.gpu --format=csv,noheader,nounits -lms 50
 
 and stamps each line it prints with `time.perf_counter()` as it arrives, so the samples line up with the
-wall-clock times the notebooks measure. Where there is no nvidia-smi (the software renderer in CI, GPUs of
+wall-clock times the notebooks measure. Where there is no nvidia-smi (the software renderer, GPUs of
 other vendors) it records nothing, and `note` says why.
 """
 

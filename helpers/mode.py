@@ -1,6 +1,6 @@
 """Full or quick mode. Introduced in notebook 01.
 
-Set QUICK=1 in the environment to shrink every notebook (a few thousand images, one epoch), as CI does.
+Set QUICK=1 in the environment to shrink every notebook (a few thousand images, one epoch), as the test command does.
 Full mode is the default. Every notebook prints the mode it ran in.
 """
 

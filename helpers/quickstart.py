@@ -162,9 +162,9 @@ def hand_over(command: list[str], env: dict | None = None) -> int:
 
 
 def lab_args(root: Path = ROOT) -> list[str]:
-    """JupyterLab's arguments (after `python -m jupyterlab`) for the quick start and the CI's browser check:
+    """JupyterLab's arguments (after `python -m jupyterlab`) for the quick start and the browser check (.ci/browser_check.py):
     serve `root`, so links from a notebook to ../glsl/ or ../README.md stay inside what the server serves,
-    and open on the first notebook. As root (containers, CI) JupyterLab must be told that is intended."""
+    and open on the first notebook. As root (containers) JupyterLab must be told that is intended."""
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     return [*as_root, f"--ServerApp.root_dir={root}", f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}"]
 
