@@ -129,6 +129,10 @@ def uniform_cost(changing: float, same: float, bare: float, tolerance: float = 0
     if written > bare * tolerance:
         return (f"Writing the step uniform costs {1e6 * written:+.1f} µs a step whether or not its value changes "
                 f"{numbers}: a cost on the GPU's side beyond Python's time to write it.")
+    if bare > min(changing, same) * (1 + tolerance):
+        return (f"The step uniform has no measurable cost in a stream: the stream that writes none was "
+                f"{bare / min(changing, same):.2f}× slower than the ones that write it {numbers}, so what slows that "
+                "stream is not the uniform.")
     return f"The step uniform has no measurable cost in a stream: the three streams are within 5 % {numbers}."
 
 
