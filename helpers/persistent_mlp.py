@@ -45,8 +45,7 @@ class PersistentMLP(Trainer):
     each), None persistent unless the renderer is software and there is more than one work group (module
     docstring). defines override the shader's tunables."""
 
-    BINDINGS = BINDINGS
-    SHADER, PHASES, TUNED = SHADER, PHASES, TUNED
+    BINDINGS, PHASES = BINDINGS, PHASES
     GRID_BARRIERS = 2                               # a step, in one dispatch of many steps
 
     def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
@@ -57,13 +56,11 @@ class PersistentMLP(Trainer):
             raise TypeError(f"PersistentMLP trains with reference.SGD or Momentum, not {self.kind}: "
                             "use fused_mlp.FusedMLP for Adam")
         if self.C != N_OUT or self.K % 16:
-            raise ValueError(f"{self.SHADER} trains n_in-H-{N_OUT} nets with n_in a multiple of 16; "
+            raise ValueError(f"{SHADER} trains n_in-H-{N_OUT} nets with n_in a multiple of 16; "
                              f"got W1 {self.shapes['W1']}, W2 {self.shapes['W2']}")
-        row = "software" if gl.is_software(ctx) and "software" in self.TUNED else "small" if self.H <= 256 else "wide"
-        tuned = self.TUNED[row]
-        self.defines = dict(tuned, MAX_IN=self.K, MAX_B=self.batch_size, OPTIMIZER=OPTIMIZER_DEFINE[self.kind],
-                            **(defines or {}))
-        self.kernel = gl.Kernel(ctx, self.SHADER, self.defines)
+        self.defines = dict(TUNED["small" if self.H <= 256 else "wide"], MAX_IN=self.K, MAX_B=self.batch_size,
+                            OPTIMIZER=OPTIMIZER_DEFINE[self.kind], **(defines or {}))
+        self.kernel = gl.Kernel(ctx, SHADER, self.defines)
         self.predictor = gl.Kernel(ctx, PREDICT, dict(MAX_IN=self.K, MAX_H=self.H, VEC4=int(self.H % 4 == 0),
                                                       S=1))
         self.kernels = {"train": self.kernel, "predict": self.predictor}
@@ -71,17 +68,14 @@ class PersistentMLP(Trainer):
         one = self.groups[0] == 1  # a single work group is always resident
         self.persistent = (one or not gl.is_software(ctx)) if persistent is None else bool(persistent)
 
-        self.arrays.update(self.step_buffers())
+        # what the shader hands between phases and to Python: FusedMLP's A1, dZ1, dlogits, losses and the
+        # optimizer-state stand-in, at the same bindings
+        self.arrays.update(step_buffers(ctx, self.batch_size, self.H, self.n))
         self.arrays["sync"] = gl.empty(ctx, (4,), np.uint32, name="sync (grid barrier)", fill=0)
         self.kernel.set(n_in=self.K, n_hidden=self.H, n_samples=self.n, batch_size=self.batch_size,
                         phase_first=0, phase_end=0)
         self.set_hyperparameters()
         self._u_phases = (self.kernel.program["phase_first"], self.kernel.program["phase_end"])
-
-    def step_buffers(self) -> dict:
-        """What the shader hands between phases and to Python: FusedMLP's A1, dZ1, dlogits, losses and the
-        optimizer-state stand-in, at the same bindings."""
-        return step_buffers(self.ctx, self.batch_size, self.H, self.n)
 
     @property
     def dispatches_per_step(self) -> float:

@@ -24,7 +24,7 @@ def make_data(seed=7, n=N):
     return images, labels, images.reshape(n, -1) / np.float32(255)
 
 
-DEFINES = {PersistentMLP: dict(THREADS=256, KSPLIT=2)}     # small enough for llvmpipe's 32 KiB of shared memory
+DEFINES = dict(THREADS=256, KSPLIT=2)     # small enough for llvmpipe's 32 KiB of shared memory
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def make(ctx, cls, hidden, cols, make_optimizer=SGD, batch_size=37, persistent=N
         images, labels, _ = make_data()
     params = reference.init_params(784, hidden, 10, seed=1)
     trainer = cls(ctx, params, images, labels, optimizer=make_optimizer(), batch_size=batch_size, seed=3,
-                  persistent=persistent, defines=dict(DEFINES[cls], COLS=cols))
+                  persistent=persistent, defines=dict(DEFINES, COLS=cols))
     return trainer, params
 
 
