@@ -74,8 +74,9 @@ def field_name(line: str) -> str | None:
 def fields(source: str) -> dict[str, list[str]]:
     """The banner's fields as {name: [first line, continuation lines...]} (text after the field name).
 
-    The banner is the block of `//` lines right after `#version` (and any `#define` overrides placed there). A field starts with its name at the
-    start of a line (`// Bindings  ...`); lines indented further continue it; a blank `//` ends it.
+    The banner is the block of `//` lines right after `#version` (and any `#define` overrides placed there).
+    A field starts with its name at the start of a line (`// Bindings  ...`); lines indented further
+    continue it; a blank `//` ends it.
     """
     found, current = {}, None
     lines = source.splitlines()[1:]
@@ -143,10 +144,10 @@ def parse(source: str, shader: str = "shader") -> Banner:
         if not text:
             continue
         try:
-            _condition(text)
+            _code, used = _condition(text)
         except gl.ShaderError as error:
             fail("Requires", text, f"`<expression> <comparison> <expression> [if <condition>]` ({error})")
-        requires.append(Requirement(text, _condition(text)[1]))
+        requires.append(Requirement(text, used))
     return Banner(shader, {k: " ".join(v) for k, v in lines.items()}, bindings, uniforms, local, groups,
                   tuple(requires))
 
@@ -180,7 +181,7 @@ def define_values(source: str) -> dict[str, int]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Expressions: a whitelist of Python's syntax, evaluated exactly (Fractions), never with eval()
+# Expressions: a whitelist of Python's syntax, checked node by node, then evaluated exactly (Fractions)
 # ---------------------------------------------------------------------------------------------------
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod)
@@ -294,11 +295,9 @@ def holds(requirement: Requirement, values: dict) -> bool | None:
         return False
 
 
-def unmet(banner: Banner, values: dict, only: set | None = None) -> list:
-    """The banner's Requires conditions that `values` break (those naming a value not given are skipped);
-    only: a set of names, to test only the conditions that name one of them."""
-    return [r for r in banner.requires
-            if (only is None or r.names & only) and holds(r, values) is False]
+def unmet(banner: Banner, values: dict) -> list:
+    """The banner's Requires conditions that `values` break (those naming a value not given are skipped)."""
+    return [r for r in banner.requires if holds(r, values) is False]
 
 
 def requirement_error(banner: Banner, requirement: Requirement, values: dict, defines: dict) -> str:
