@@ -262,12 +262,6 @@ def _compile_error(name: str, source: str, message: str, inserted: int = 0) -> S
 _MAX_COMPUTE_SHARED_MEMORY_SIZE = 0x8262
 
 
-def _field_text(source: str, field: str) -> str:
-    """The text of a banner field, continuation lines joined ("" when the banner has none)."""
-    match = re.search(rf"^// {field}\s+(.*(?:\n//\s{{3,}}\S.*)*)", source, re.MULTILINE)
-    return " ".join(match.group(1).replace("//", " ").split()) if match else ""
-
-
 def max_shared_memory(ctx) -> int | None:
     """GL_MAX_COMPUTE_SHARED_MEMORY_SIZE: the bytes of shared memory a work group may use (None if unknown)."""
     try:
@@ -302,7 +296,10 @@ def compile_shader(ctx, name: str, defines: dict | None = None):
                     pass
             raised = [f"{k} ({defines[k]}; the file's default is {defaults[k]})" for k in defines
                       if k in defaults and str(defines[k]).isdigit() and int(defines[k]) > defaults[k]]
-            grows = [part.strip() for part in _field_text(original, "Tunables").split(";") if "shared" in part]
+            from . import banner  # imported here: helpers/banner.py imports this module
+
+            tunables_field = " ".join(banner.fields(original).get("Tunables", []))
+            grows = [part.strip() for part in tunables_field.split(";") if "shared" in part]
             hint += (f": they ask for more shared memory than this OpenGL gives a work group"
                      f"{f' ({limit} bytes)' if limit else ''}. Fix: lower {', '.join(raised) or ', '.join(defines)}"
                      + (f"; the banner says: {'; '.join(grows)}" if grows else ""))
@@ -368,14 +365,14 @@ class Kernel:
         self.source = shader_source(name, defines)
         self.banner = banner.parse(self.source, name)
         self.define_values = banner.define_values(self.source)   # {"TILE": 16, ...}, overrides applied
-        for requirement in self.banner.requires:                  # on #defines alone: before compiling
-            if requirement.names <= self.define_values.keys() and not banner.holds(requirement, self.define_values):
-                message = banner.requirement_error(self.banner, requirement, self.define_values, self.define_values)
-                try:                                              # the shader's own #error says why, if it has one
-                    compile_shader(ctx, name, defines).release()
-                except ShaderError as error:
-                    message = f"{error}\n{message}"
-                raise ShaderError(message)
+        broken = banner.unmet(self.banner, self.define_values)   # conditions on #defines alone: before compiling
+        if broken:
+            message = banner.requirement_error(self.banner, broken[0], self.define_values, self.define_values)
+            try:                                                  # the shader's own #error says why, if it has one
+                compile_shader(ctx, name, defines).release()
+            except ShaderError as error:
+                message = f"{error}\n{message}"
+            raise ShaderError(message)
         self.program = compile_shader(ctx, name, defines)
         self.buffers = storage_buffers(self.source)
         self.uniforms = {}       # every uniform value set so far, by set() or run(): the checks use them
