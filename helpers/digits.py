@@ -188,14 +188,11 @@ class ShaderNet:
         return self.out.read(first=0, count=count * 10).reshape(count, 10)
 
     def read(self, image) -> Reading:
-        """One image through the shader with upload, kernel and readback timed apart: the upload and the
-        readback by the wall clock (each ends with ctx.finish()), the kernel by self.clock (a GPU timer
+        """One image through the shader with upload, kernel and readback timed apart: the upload by the
+        wall clock (self.clock.wall: ctx.finish() before and after), the readback by the wall clock (a read
+        waits for the GPU), the kernel by self.clock (a GPU timer
         query where the driver has a trustworthy one, else the wall clock around ctx.finish())."""
-        self.ctx.finish()
-        start = time.perf_counter()
-        self.upload(image)
-        self.ctx.finish()
-        upload = time.perf_counter() - start
+        upload = self.clock.wall(lambda: self.upload(image))
         kernel = self.clock.kernel(lambda: self.dispatch(1))
         start = time.perf_counter()
         p = self.out.read(first=0, count=10)
