@@ -64,6 +64,7 @@ import moderngl
 import numpy as np
 
 from . import gl, reference, rng
+from .findings import times
 from .mlp import Trainer
 
 N_OUT = 10
@@ -384,7 +385,6 @@ def loop_order(loop_fused: float, loop_unfused: float, back_fused: float, back_u
     """Do the training loop's epochs order the two trainers as the back-to-back epochs do? Four epoch times
     in seconds; the sentence gives both comparisons, and when they disagree, how far each trainer's loop
     epoch is from its back-to-back one."""
-    from .findings import times
     both = (f"Back to back the fused epoch took {1e3 * back_fused:.1f} ms against {1e3 * back_unfused:.1f} ms "
             f"({times(back_fused, back_unfused)}); in the training loop {1e3 * loop_fused:.1f} ms against "
             f"{1e3 * loop_unfused:.1f} ms ({times(loop_fused, loop_unfused)})")
@@ -415,7 +415,6 @@ def bench_row(rows: list[dict], name: str) -> dict:
 
 def against_pytorch(rows: list[dict], card: str) -> str:
     """The fused epoch against the fastest PyTorch row of the same benchmark run (rows with 'ms')."""
-    from .findings import times
     fused = bench_row(rows, FUSED_ROW)["ms"]
     torch = [r for r in rows if r["name"].startswith("PyTorch") and "ms" in r]
     best = min(torch, key=lambda r: r["ms"])
