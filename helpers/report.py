@@ -19,6 +19,8 @@ import re
 import sys
 from pathlib import Path
 
+from .bench import fused as bench_fused
+from .bench import limits as bench_limits
 from .bench import matmul as bench_matmul
 from .bench import products as bench_products
 
@@ -172,15 +174,6 @@ def _provenance(record: dict, link_prefix: str) -> str:
             f"everything else by wall clock.")
 
 
-def limits_table(record: dict) -> str:
-    """How far the fastest rows are from their limits (helpers.bench.limits), '' where that module is absent."""
-    try:
-        from .bench import limits
-    except ImportError:
-        return ""
-    return limits.table(record)
-
-
 def table(record: dict) -> str:
     """Every row the run measured, as Markdown: the body of RESULTS.md."""
     full = measured(record)
@@ -199,9 +192,7 @@ def table(record: dict) -> str:
     note = left_out_note(record)
     if note:
         lines += ["", note]
-    limits = limits_table(full)
-    if limits:
-        lines += ["", "## How far from the limits", "", limits]
+    lines += ["", "## How far from the limits", "", bench_limits.table(full)]
     return "\n".join(lines)
 
 
@@ -260,8 +251,6 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
             out.append((f"matmul {size}³: the ladder's top against cuBLAS fp32", f"{b['impl']}: "
                         f"{b['gflops'] / 1e3:.1f} TFLOP/s", f"cuBLAS: {c['gflops'] / 1e3:.1f} TFLOP/s",
                         "its speed: " + ", ".join(f"{b2['gflops'] / c2['gflops']:.0%} at {s}³" for s, b2, c2 in shares)))
-    from .bench import fused as bench_fused
-
     for hidden, rivals in ((128, ("JAX jit(lax.scan) 784-128-10 SGD, fp32", "JAX jit(lax.scan) 784-128-10 SGD, "
                                    "precision default", "PyTorch CUDA graph whole epoch", "PyTorch eager 784-128")),
                             (800, ("JAX jit(lax.scan) 784-800-10 Momentum, fp32",))):
