@@ -106,19 +106,10 @@ def _fix(folder: Path, names, source: str) -> str:
             f"{folder}, or {other}.")
 
 
-def verify(path: Path, size: int, sha256: str, source: str = "MNIST_DIR") -> None:
-    """Raise DatasetError unless `path` exists with the registered size and sha256 (see problem()).
-
-    `source` says where the folder came from ("MNIST_DIR" or "offline_dir"), so the fix names it.
-    """
-    found = problem(path, size, sha256)
-    if found:
-        raise DatasetError(f"{found}\n{_fix(path.parent, [path.name], source)}")
-
-
 def verify_folder(folder: Path, source: str = "MNIST_DIR") -> dict[str, Path]:
     """The four files' paths in `folder`, or one DatasetError naming every file that is missing or wrong
-    (all of them at once, not the first alone), and the fix."""
+    (problem(); all of them at once, not the first alone), and the fix. `source` says where the folder came
+    from ("MNIST_DIR" or "offline_dir"), so the fix names it."""
     registry = registered_files()
     missing = [name for name in registry if not (folder / name).is_file()]
     found = {name: problem(folder / name, size, sha) for name, (_url, size, sha) in registry.items()
@@ -136,20 +127,18 @@ def fetch(offline_dir: str | os.PathLike | None = None, quiet: bool = True) -> d
     """Paths of the four verified .gz files, from `offline_dir` (or $MNIST_DIR) or tfds' cache."""
     source = "offline_dir" if offline_dir else "MNIST_DIR"
     offline_dir = offline_dir or os.environ.get("MNIST_DIR")
-    registry = registered_files()
     if offline_dir:
         return verify_folder(Path(offline_dir).expanduser(), source)
 
     import tensorflow_datasets as tfds
     from tensorflow_datasets.image_classification import mnist
 
+    registry = registered_files()
     urls = {name: url for name, (url, _s, _h) in registry.items()}
     folder = cache_dir()
-    if not all(_is_cached(folder, sha) for _url, _size, sha in registry.values()):
-        for url in sorted(set(urls.values())):
-            offline = reachable(url)
-            if offline:
-                raise DatasetError(_download_failed(offline))
+    offline = _cannot_download(registry)
+    if offline:
+        raise DatasetError(_download_failed(offline))
     if quiet:
         tfds.disable_progress_bar()
     before = _folders(folder)
@@ -176,14 +165,22 @@ def unavailable() -> str | None:
             *found, fix = str(exc).split("\n")
             return f"{'; '.join(found)}. Fix: {fix[0].lower()}{fix[1:]}"
         return None
-    registry = registered_files()
+    offline = _cannot_download(registered_files())
+    if offline:
+        return (f"MNIST is not in {cache_dir()} and cannot be downloaded ({offline}). Fix: set MNIST_DIR "
+                "to a folder holding the four original .gz files, or connect this machine to the network.")
+    return None
+
+
+def _cannot_download(registry: dict) -> str | None:
+    """None if tfds' cache holds all four files or every download server answers (one short connection
+    each, reachable()); otherwise the first server's one-line reason."""
     if all(_is_cached(cache_dir(), sha) for _url, _size, sha in registry.values()):
         return None
     for url in sorted({url for url, _size, _sha in registry.values()}):
         offline = reachable(url)
         if offline:
-            return (f"MNIST is not in {cache_dir()} and cannot be downloaded ({offline}). Fix: set MNIST_DIR "
-                    "to a folder holding the four original .gz files, or connect this machine to the network.")
+            return offline
     return None
 
 
