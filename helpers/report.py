@@ -251,22 +251,19 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
             out.append((f"matmul {size}³: the ladder's top against cuBLAS fp32", f"{b['impl']}: "
                         f"{b['gflops'] / 1e3:.1f} TFLOP/s", f"cuBLAS: {c['gflops'] / 1e3:.1f} TFLOP/s",
                         "its speed: " + ", ".join(f"{b2['gflops'] / c2['gflops']:.0%} at {s}³" for s, b2, c2 in shares)))
-    for hidden, rivals in ((128, ("JAX jit(lax.scan) 784-128-10 SGD, fp32", "JAX jit(lax.scan) 784-128-10 SGD, "
-                                   "precision default", "PyTorch CUDA graph whole epoch", "PyTorch eager 784-128")),
-                            (800, ("JAX jit(lax.scan) 784-800-10 Momentum, fp32",))):
+    for hidden, rivals in ((128, (("JAX jit(lax.scan) 784-128-10 SGD, fp32", "JAX, fp32"),
+                                  ("JAX jit(lax.scan) 784-128-10 SGD, precision default", "JAX, default precision (TF32)"),
+                                  ("PyTorch CUDA graph whole epoch", "PyTorch, the epoch in one CUDA graph"),
+                                  ("PyTorch eager 784-128", "PyTorch eager"))),
+                           (800, (("JAX jit(lax.scan) 784-800-10 Momentum, fp32", "JAX, fp32"),))):
         best = bench_fused.fastest_glsl(fused, hidden) if fused else None
         if best is None:
             continue
-        labels = {"JAX jit(lax.scan) 784-128-10 SGD, fp32": "JAX, fp32",
-                  "JAX jit(lax.scan) 784-128-10 SGD, precision default": "JAX, default precision (TF32)",
-                  "PyTorch CUDA graph whole epoch": "PyTorch, the epoch in one CUDA graph",
-                  "PyTorch eager 784-128": "PyTorch eager",
-                  "JAX jit(lax.scan) 784-800-10 Momentum, fp32": "JAX, fp32"}
-        for prefix in rivals:
+        for prefix, label in rivals:
             them = _row(fused, "name", prefix)
             if them is not None:
                 vs(f"one training epoch of 784-{hidden}-10, same run", f"ours ({best['name']})", best["ms"] / 1e3,
-                   labels[prefix], them["ms"] / 1e3)
+                   label, them["ms"] / 1e3)
     if glsl and glsl.get("test_acc") is not None:
         epochs = len(glsl.get("epochs_s", [])) + 1
         out.append(("test accuracy, 784-128-10, SGD", f"{100 * glsl['test_acc']:.2f} % after {epochs} epochs",
