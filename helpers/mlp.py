@@ -324,7 +324,7 @@ class Trainer:
         check (loss) and every epoch (accuracies). seconds: each epoch's wall clock, ctx.finish() at both
         ends, evaluation left out, and the time the progress bar and plot took at the checks left out too
         (that is in display_seconds). started / ended: each epoch's perf_counter at its two ctx.finish()
-        calls, to line other samples up with the epochs (frequency.FrequencyLog's, in notebooks 05 and 06)."""
+        calls, to line other samples up with the epochs (frequency.FrequencyLog's, in notebook 05)."""
         from tqdm.auto import tqdm
 
         self._need_data()
