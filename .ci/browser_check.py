@@ -21,7 +21,7 @@ rendered: windowing off) and trust database, QUICK=1 for any kernel a later step
 well before JupyterLab's 2-minute autosave, so a notebook that opens modified is not written; the end
 says whether any file changed on disk.
 
-Then, if `.ci/browser_draw.py` exists, it runs with the same server: `python .ci/browser_draw.py LAB_URL`
+Then `.ci/browser_draw.py` runs with the same server: `python .ci/browser_draw.py LAB_URL`
 (this interpreter, so it has playwright; CHROMIUM in its environment names the browser); a non-zero exit
 fails this check.
 
@@ -274,12 +274,10 @@ def check(browser, url: str, path: str, env: dict, shots: Path | None) -> tuple[
 
 
 def run_draw_step(url: str) -> list[str]:
-    """`.ci/browser_draw.py LAB_URL`, where it exists, against the same server."""
-    draw = ROOT / ".ci" / "browser_draw.py"
-    if not draw.exists():
-        return []
+    """`.ci/browser_draw.py LAB_URL` against the same server."""
     start = time.time()
-    result = subprocess.run([sys.executable, str(draw), url], cwd=ROOT, env=dict(os.environ, CHROMIUM=CHROMIUM))
+    result = subprocess.run([sys.executable, str(ROOT / ".ci" / "browser_draw.py"), url], cwd=ROOT,
+                            env=dict(os.environ, CHROMIUM=CHROMIUM))
     print(f".ci/browser_draw.py: exit {result.returncode} in {time.time() - start:.0f} s", flush=True)
     return [] if result.returncode == 0 else [f".ci/browser_draw.py {url} failed (exit {result.returncode})"]
 

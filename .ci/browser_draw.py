@@ -16,7 +16,6 @@ SCREENSHOT_DIR it saves the pad after each digit there (pad_1.png, pad_0.png, pa
 
 import json
 import math
-import os
 import sys
 import time
 import urllib.request
@@ -24,10 +23,9 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from browser_check import CHROMIUM, CHROMIUM_ARGS, SHUT_DOWN   # .ci/, this script's folder, is on sys.path
+
 NOTEBOOK = "notebooks/10_draw_a_digit.ipynb"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 PAD, PREDICTION, CLEAR = "canvas.digit-pad", ".digit-prediction", ".digit-clear"   # helpers/pad.py's classes
 RUN_SECONDS = 240     # the whole notebook in QUICK mode on llvmpipe takes well under this
 READ_SECONDS = 30     # from the mouse lifting to the new prediction on the page
@@ -54,11 +52,6 @@ AUTOSAVE = """async raw => {
                                   body: JSON.stringify({raw: raw === null ? '{"autosave": false}' : raw})});
     if (!put.ok) throw new Error('settings API answered ' + put.status);
     return before;
-}"""
-SHUT_DOWN = """async path => {   // the kernel the page started; the API wants the _xsrf cookie back
-    const xsrf = (document.cookie.match(/_xsrf=([^;]*)/) || [])[1];
-    for (const s of await (await fetch('/api/sessions')).json())
-        if (s.path === path) await fetch('/api/sessions/' + s.id, {method: 'DELETE', headers: {'X-XSRFToken': xsrf}});
 }"""
 
 
