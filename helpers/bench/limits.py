@@ -66,7 +66,7 @@ def epoch_limits(rows: list[dict], product_rows: list[dict], hidden: int) -> lis
 def matmul_limits(rows: list[dict]) -> list[dict]:
     """The fastest rung at each n³ the run has cuBLAS for, against cuBLAS fp32."""
     out = []
-    for g in matmul.goal_rows(rows):
+    for g in matmul.against_cublas(rows):
         out.append({"what": f"matmul {g['size']}³", "ours": f"{g['best']}", "limit": "cuBLAS fp32",
                     "source": "torch, TF32 off, same run", "against": f"{g['share']:.0%} of its speed"})
     return out

@@ -335,9 +335,6 @@ def against_cublas(rows: list[dict]) -> list[dict]:
     return out
 
 
-goal_rows = against_cublas   # the name helpers/bench/limits.py calls
-
-
 MARKERS = "osD^v<>ph*XP"   # one marker a series, so no two lines look alike even in grey
 
 
