@@ -32,13 +32,6 @@ class Rule:
         return self.slow_s / self.fast_s
 
 
-def _row(rows: list[dict], key: str, value: str, **match) -> dict:
-    for row in rows:
-        if row.get(key) == value and all(row.get(k) == v for k, v in match.items()):
-            return row
-    raise KeyError(f"no row with {key} = {value!r} {match or ''} in the benchmark JSON")
-
-
 def rules(bench: dict) -> list[Rule]:
     """Every rule the JSON has the rows for, fastest gain first."""
     b = bench["benches"]
