@@ -219,12 +219,11 @@ def screenshots(page, out: Path, stem: str, deadline: float) -> int:
     return shots
 
 
-def problems_on_page(page, path: str, note: dict, interactive: set[int], trusted: bool) -> list[str]:
+def problems_on_page(page, path: str, note: dict, trusted: bool) -> list[str]:
     """What a reader meets on this page, one line each ('' when nothing)."""
     where = f"{path} ({'trusted' if trusted else 'as opened'})"
     found = []
     counts = page.evaluate(COUNTS)
-    note["dirty" if not trusted else "dirty_trusted"] = counts["dirty"]
     if counts["dirty"]:
         found.append(f"{where}: the tab shows the modified dot after opening (JupyterLab would save the file)")
     if counts["cells"] < len(note["cells"]):
@@ -235,7 +234,7 @@ def problems_on_page(page, path: str, note: dict, interactive: set[int], trusted
         for text in cell["stderr"]:
             if not stored_error:   # an error output is reported once, from the file
                 found.append(f"{where}, cell {i}: a stderr box: {text!r}")
-        if (cell["disconnected"] or cell["broken"]) and i not in interactive:
+        if (cell["disconnected"] or cell["broken"]) and i not in note["interactive"]:
             found.append(f"{where}, cell {i}: {cell['disconnected']} widgets show disconnected, "
                          f"{cell['broken']} fail to display (store them as text: .ci/execute_notebooks.py "
                          f"--text-widgets, or tag the cell '{INTERACTIVE}' with a picture beside it)")
@@ -248,14 +247,11 @@ def problems_on_page(page, path: str, note: dict, interactive: set[int], trusted
 def check(browser, url: str, path: str, env: dict, shots: Path | None) -> tuple[list[str], dict]:
     start = time.time()
     note = stored(url, path)
-    for i, cell in enumerate(note["cells"]):   # an error stored in the file, whether drawn or not
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                found_error = f"{output.get('ename')}: {output.get('evalue', '')[:120]}"
-                note.setdefault("errors", []).append(f"{path}, cell {i}: an error output: {found_error}")
-    found = list(note.get("errors", []))
+    found = [f"{path}, cell {i}: an error output: {output.get('ename')}: {output.get('evalue', '')[:120]}"
+             for i, cell in enumerate(note["cells"]) for output in cell.get("outputs", [])
+             if output.get("output_type") == "error"]   # an error stored in the file, whether drawn or not
     page = open_notebook(browser, url, path, len(note["cells"]))
-    found += problems_on_page(page, path, note, note["interactive"], trusted=False)
+    found += problems_on_page(page, path, note, trusted=False)
     if shots is not None:
         screenshots(page, shots, Path(path).stem[:2], start + AUTOSAVE_MARGIN)
     close(page, path)
@@ -263,7 +259,7 @@ def check(browser, url: str, path: str, env: dict, shots: Path | None) -> tuple[
         notary(path, "sign", env)
         try:
             page = open_notebook(browser, url, path, len(note["cells"]))
-            found += problems_on_page(page, path, note, note["interactive"], trusted=True)
+            found += problems_on_page(page, path, note, trusted=True)
             close(page, path)
         finally:
             notary(path, "unsign", env)
