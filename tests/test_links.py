@@ -35,14 +35,18 @@ HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 EXTERNAL = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*:|//)")   # http:, https:, mailto:, attachment:, data:
 
 
+def repository_files(pattern: str) -> list[Path]:
+    """The repository's files matching `pattern`, outside SKIP_DIRS and hidden folders."""
+    return sorted(p for p in ROOT.rglob(pattern)
+                  if not any(part in SKIP_DIRS or part.startswith(".") for part in p.relative_to(ROOT).parts))
+
+
 def markdown_files() -> list[Path]:
-    return sorted(p for p in ROOT.rglob("*.md") if not SKIP_DIRS & set(p.relative_to(ROOT).parts)
-                  and not any(part.startswith(".") for part in p.relative_to(ROOT).parts))
+    return repository_files("*.md")
 
 
 def notebooks() -> list[Path]:
-    return sorted(p for p in ROOT.rglob("*.ipynb") if not SKIP_DIRS & set(p.relative_to(ROOT).parts)
-                  and not any(part.startswith(".") for part in p.relative_to(ROOT).parts))
+    return repository_files("*.ipynb")
 
 
 def _source(cell) -> str:
