@@ -211,7 +211,7 @@ def run(ctx, quick: bool) -> list[dict]:
     times = time_epochs(lambda e: unfused.run_epoch(e, order=orders[e % len(orders)]), ctx.finish, repeat)
     floor = empty_epochs(ctx, steps, [groups for _, groups in unfused.dispatches(0)])
     per_step = unfused.dispatches_per_step
-    rows.append(_row("unfused 784-128-10 SGD (notebook 04)", times, dispatches_per_step=per_step,
+    rows.append(_row("unfused 784-128-10 SGD (notebook 05)", times, dispatches_per_step=per_step,
                      barriers_per_step=per_step, steps=steps, bound_ms=1e3 * statistics.median(floor)))
     unfused.release()
     rows.append(_row(f"floor: {steps}×{per_step} empty dispatches + barriers", floor,
