@@ -14,16 +14,23 @@ import numpy as np
 _ALLOWED_DTYPES = (np.float32, np.uint32, np.int32)
 
 
+def _extra(ctx) -> dict:
+    """ctx.extra as a dict, made one if it is not (where the staging buffer and BoundBuffers are kept)."""
+    if not isinstance(getattr(ctx, "extra", None), dict):
+        ctx.extra = {}
+    return ctx.extra
+
+
 def staging_buffer(ctx, nbytes: int):
     """The context's one staging buffer, at least `nbytes` long: the only buffer the CPU reads or writes.
 
     ModernGL reads a buffer by mapping it into the CPU's address space. After a few such reads the NVIDIA
     driver may move that buffer to memory the CPU reaches easily and the GPU slowly, and every later
-    kernel on it runs several times slower (the appendix measures it; notebook 03 states the rule). So GPUArray.read and write copy
-    through this buffer on the GPU (ctx.copy_buffer), and the buffers the kernels use are never mapped.
+    kernel on it runs several times slower (the appendix measures it; notebook 03 states the rule). So
+    GPUArray.read and write copy through this buffer on the GPU (ctx.copy_buffer), and the buffers the
+    kernels use are never mapped.
     """
-    extra = ctx.extra if isinstance(getattr(ctx, "extra", None), dict) else {}
-    ctx.extra = extra
+    extra = _extra(ctx)
     stage = extra.get("staging")
     if stage is None or stage.size < nbytes:
         if stage is not None:
@@ -50,8 +57,7 @@ class BoundBuffers:
 
 def bound_buffers(ctx) -> BoundBuffers:
     """The context's BoundBuffers (made on first use, kept in ctx.extra)."""
-    extra = ctx.extra if isinstance(getattr(ctx, "extra", None), dict) else {}
-    ctx.extra = extra
+    extra = _extra(ctx)
     if "bound" not in extra:
         extra["bound"] = BoundBuffers()
     return extra["bound"]
