@@ -274,7 +274,7 @@ def main(argv=None) -> int:
         if name not in RECIPES:
             raise SystemExit(f"unknown recipe {name!r}; the recipes are {list(RECIPES)}")
         seeds = [int(s) for s in args.seeds.split(",")]
-        seconds = args.seconds or (3.0 if quick else 60.0)
+        seconds = args.seconds or (3.0 if quick else BUDGET)
         write("final", final(ctx, name, seeds, seconds, quick), ctx, quick, args.out)
     return 0
 
