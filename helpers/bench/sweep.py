@@ -16,8 +16,7 @@ from . import profile
 from .fused import BATCH, HIDDEN, LR, wide_hidden
 
 # Each way of the step: (FusedMLP options, the tunables tried per kernel), within 1024 threads and 48 KiB of
-# shared memory (the shaders' banners). FusedMLP.TUNED holds the winners; the committed run is
-# notebooks/results/fused-sweep-h100.json.
+# shared memory (the shaders' banners).
 SWEEP = {
     "fused": ({}, {"forward": [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (8, 16, 32)],
                    "backward": [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128) for tj, tkt, kpt in
