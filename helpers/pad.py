@@ -198,12 +198,16 @@ def reading_figure(reading, size=(6.0, 2.6)):
 
     fig = Figure(figsize=size, layout="constrained")
     ax_image, ax_bars = fig.subplots(1, 2, width_ratios=[1, 1.6])
-    image = np.zeros((28, 28), np.uint8) if reading is None else reading.image
-    ax_image.imshow(image, cmap="gray_r", vmin=0, vmax=255)
-    ax_image.set_title("what the net sees (28×28)", fontsize=8)
-    ax_image.set_xticks([]), ax_image.set_yticks([])
+    _seen(ax_image, reading)
     _bars(ax_bars, reading)
     return fig
+
+
+def _seen(ax, reading):
+    image = np.zeros((28, 28), np.uint8) if reading is None else reading.image
+    ax.imshow(image, cmap="gray_r", vmin=0, vmax=255)
+    ax.set_title("what the net sees (28×28)", fontsize=8)
+    ax.set_xticks([]), ax.set_yticks([])
 
 
 def _bars(ax, reading, fontsize=8):
@@ -261,11 +265,8 @@ def pad_figure(pad):
     ax_pad, ax_image, ax_bars = fig.subplots(1, 3, width_ratios=[1, 1, 1.6])
     ax_pad.imshow(digits.rasterise(pad.strokes, pad.size, pad.pen), cmap="gray_r", vmin=0, vmax=1)
     ax_pad.set_title("the pad", fontsize=8)
-    image = np.zeros((28, 28), np.uint8) if pad.last is None else pad.last.image
-    ax_image.imshow(image, cmap="gray_r", vmin=0, vmax=255)
-    ax_image.set_title("what the net sees (28×28)", fontsize=8)
-    for ax in (ax_pad, ax_image):
-        ax.set_xticks([]), ax.set_yticks([])
+    ax_pad.set_xticks([]), ax_pad.set_yticks([])
+    _seen(ax_image, pad.last)
     _bars(ax_bars, pad.last)
     if pad.last is not None:
         fig.suptitle(digits.timings_line(pad.last), fontsize=8)
