@@ -25,6 +25,7 @@ from time import perf_counter
 import numpy as np
 
 from . import gl, reference, timing
+from .findings import times
 
 SHADERS = {False: "dense_3_tiled.comp", True: "dense_4_u8.comp"}
 
@@ -230,8 +231,6 @@ def crossover_sentence(rows: list[dict]) -> str:
 def staging_upload_verdict(staged: float, direct: float) -> str:
     """staged: seconds of an upload through a staging buffer plus a GPU copy; direct: buffer.write into the
     kernel's own buffer, the same bytes."""
-    from .findings import times
-
     text = f"an upload through a staging buffer and a GPU copy is {times(staged, direct)} than buffer.write"
     if staged > direct:
         return text + " straight into the kernel's buffer: the staging buffer adds a second copy."

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 
 from . import gl
+from .findings import times
 
 FASTEST = "matmul_5_pipelined.comp"   # the warm-up and reference rung of the benchmark and the tests
 
@@ -307,8 +308,6 @@ def shuffle_verdict(ratio: float) -> str:
 
 def rung_verdict(rung: str, before: str, n: int, ratio: float) -> str:
     """ratio: rung's speed over before's at n³ (speeds, so above 1 is faster)."""
-    from .findings import times
-
     return f"At {n}³ {rung} is {times(1.0, ratio)} than {before}."
 
 
