@@ -47,7 +47,7 @@ def check_loss(loss, *, epoch: int, step: int, lr: float, optimizer: str = "SGD"
     if math.isfinite(loss) and loss <= limit:
         return loss
     known = optimizer if optimizer in WORKING_LR else "SGD"
-    working = WORKING_LR[known]
+    working, also = WORKING_LR[known], " too"   # "Check too ..." after a sentence that blames lr
     if not (math.isfinite(lr) and lr > 0):
         cause = (f"The learning rate lr={lr} is not a usable number; {known} at batch {WORKING_BATCH_SIZE} trains "
                  f"it with lr={working:g}.")
@@ -57,10 +57,11 @@ def check_loss(loss, *, epoch: int, step: int, lr: float, optimizer: str = "SGD"
     else:   # never advise the rate that just diverged
         cause = (f"The learning rate lr={lr} is no larger than the one {known} at batch {WORKING_BATCH_SIZE} trains "
                  f"this model with ({working:g}), so it is unlikely to be the cause.")
+        also = ""
     raise TrainingDiverged(
         f"Training diverged at epoch {epoch}, step {step}: the loss is {loss:.4g}"
         + (f" (over {limit:.1f}, {DIVERGED_FACTOR}x the loss of guessing)" if math.isfinite(loss) else "")
-        + f". {cause} Check{' too' if 'unlikely' not in cause else ''} that the inputs are scaled to [0, 1] and "
+        + f". {cause} Check{also} that the inputs are scaled to [0, 1] and "
         "the weights are finite.")
 
 
