@@ -1,8 +1,9 @@
 """Batched inference of notebook 03: 784-H-10 forward passes over many images at once, phases timed apart.
 
 Introduced in notebook 03. Each layer is one dispatch of glsl/dense_3_tiled.comp (shared-memory tiles and
-register blocks, rung 5 of notebook 04's matmul ladder, with the bias and ReLU applied before its store); with packed=True the first layer is
-glsl/dense_4_u8.comp, which reads uint8 pixels four to a word (helpers.data.pack_images).
+register blocks, rung 5 of notebook 04's matmul ladder, with the bias and ReLU applied before its store);
+with packed=True the first layer is glsl/dense_4_u8.comp, which reads uint8 pixels four to a word
+(helpers.data.pack_images).
 
     fwd = BatchedForward(ctx, params, capacity=10_000)          # weights and buffers allocated once
     n = fwd.upload(X)              # float32 (n, 784), or with packed=True uint32 (n, 196) from pack_images

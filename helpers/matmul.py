@@ -13,9 +13,9 @@ each file's banner states (`// Dispatch ... groups (ceil(N/BN), ceil(M/BM), 1)`)
 rungs() finds every file, so a new rung joins the ladder (tests, benchmark, notebook 04) by its name alone.
 matmul_6_subgroup.comp gives each subgroup of 32 invocations a compact sub-tile of the block (warp tiling);
 load(ctx, name, {"USE_SUBGROUP": 1}) also passes B between invocations by subgroupShuffle where the driver
-has GL_KHR_shader_subgroup_shuffle (has_subgroup_shuffle(ctx) says whether it does). matmul_7_vec4k.comp reads A as vec4 along K,
-swizzles work groups for L2 (GROUP_M) and goes to BK 32 (COPIES 1); `python -m helpers.bench.matmul sweep7`
-times its configurations beside matmul_6_subgroup.
+has GL_KHR_shader_subgroup_shuffle (has_subgroup_shuffle(ctx) says whether it does). matmul_7_vec4k.comp
+reads A as vec4 along K, swizzles work groups for L2 (GROUP_M) and goes to BK 32 (COPIES 1);
+`python -m helpers.bench.matmul sweep7` times its configurations beside matmul_6_subgroup.
 
 matmul_8_splitk.comp cuts the sum over k into pieces, one work group each, when C has too few tiles to fill
 the GPU, and splitk_sum_1_vec4.comp adds the pieces: two shaders and a buffer for the pieces, so load()
