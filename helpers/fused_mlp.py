@@ -81,7 +81,7 @@ BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
 OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
 # Tunables the H100 sweep chose by hidden size (python -m helpers.bench.fused sweep, kept in
 # notebooks/results/fused-sweep-h100.json) over the shaders' own #defines; overrides win, and the dropout
-# shaders keep their own defaults (notebook 06's runs). fused_backward_3_blocked keeps its defaults, within
+# shaders keep their own defaults (notebook 07's runs). fused_backward_3_blocked keeps its defaults, within
 # 0.3 µs of the sweep's best at both sizes.
 TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1),      # H <= 256
                    "hidden": dict(RB=4, TQ=16, KS=16), "head": dict(S=1, LOCAL=256),

@@ -1,4 +1,4 @@
-"""Dropout and max-norm on the GPU (notebook 06): the counter-based generator in GLSL against its NumPy twin
+"""Dropout and max-norm on the GPU (notebook 07): the counter-based generator in GLSL against its NumPy twin
 (helpers/rng.py) bit for bit, the masks' statistics, fused_forward_2_dropout / fused_backward_2_dropout /
 maxnorm_1_columns against the NumPy reference with the same masks, whole steps, determinism, prediction.
 
