@@ -236,11 +236,7 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
             continue
         for a, b, ref in checks:
             check_rung(ctx, kernel, a, b, ref, f"{rung} {defines}")
-    note = ""
-    if "USE_SUBGROUP" in gl.shader_source(rung):
-        have = "with" if matmul.has_subgroup_shuffle(ctx) else "WITHOUT (shfl rows = shared memory)"
-        note = f", GLSL {have} GL_KHR_shader_subgroup_shuffle"
-    print(f"{rung}{note}; all {len(kernels) - 1} configurations match NumPy")
+    print(f"{rung}; all {len(kernels) - 1} configurations match NumPy")
     if skipped:
         print(f"skipped, more shared memory than this driver has: {', '.join(skipped)}")
     cublas = {n: cublas_seconds(n) for n in sizes}
