@@ -39,8 +39,8 @@ Wide nets can spend a third dispatch to read W1 fewer times:
 
 then fused_backward_1_update as before: three dispatches and three barriers a step, the same buffers.
 
-Register blocking (the appendix measures it in the step) gives each thread a 4x4 block of outputs, so each value it reads from
-shared memory serves four multiply-adds (the same buffers and dispatch count):
+Register blocking (the appendix measures it in the step) gives each thread a 4x4 block of outputs, so
+each value it reads from shared memory serves four multiply-adds (the same buffers and dispatch count):
 
     FusedMLP(..., blocked=True)
 

@@ -10,9 +10,9 @@ reinstall when requirements.txt changes), and put the repository on that environ
 file), so `import helpers` works in JupyterLab, nbval and pytest. `lab` then becomes JupyterLab (the same
 process, so stopping it stops JupyterLab), serving the repository root, so every relative link in the
 notebooks (../glsl/*.comp, ../README.md) opens, and showing the first notebook; JupyterLab starts each
-notebook's kernel in the notebook's folder, so the notebooks run with notebooks/ as working directory. Extra arguments after `test` go to pytest, e.g.
-`python3 -m helpers.quickstart test -k matmul`. Every other command in the README runs in that
-environment: `.venv/bin/python -m helpers.gl`.
+notebook's kernel in the notebook's folder, so the notebooks run with notebooks/ as working directory.
+Extra arguments after `test` go to pytest, e.g. `python3 -m helpers.quickstart test -k matmul`. Every
+other command in the README runs in that environment: `.venv/bin/python -m helpers.gl`.
 """
 
 from __future__ import annotations
@@ -162,9 +162,10 @@ def hand_over(command: list[str], env: dict | None = None) -> int:
 
 
 def lab_args(root: Path = ROOT) -> list[str]:
-    """JupyterLab's arguments (after `python -m jupyterlab`) for the quick start and the browser check (.ci/browser_check.py):
-    serve `root`, so links from a notebook to ../glsl/ or ../README.md stay inside what the server serves,
-    and open on the first notebook. As root (containers) JupyterLab must be told that is intended."""
+    """JupyterLab's arguments (after `python -m jupyterlab`) for the quick start and the browser check
+    (.ci/browser_check.py): serve `root`, so links from a notebook to ../glsl/ or ../README.md stay inside
+    what the server serves, and open on the first notebook. As root (containers) JupyterLab must be told
+    that is intended."""
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
     return [*as_root, f"--ServerApp.root_dir={root}", f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}"]
 
