@@ -296,8 +296,6 @@ def compile_shader(ctx, name: str, defines: dict | None = None):
                     pass
             raised = [f"{k} ({defines[k]}; the file's default is {defaults[k]})" for k in defines
                       if k in defaults and str(defines[k]).isdigit() and int(defines[k]) > defaults[k]]
-            from . import banner  # imported here: helpers/banner.py imports this module
-
             tunables_field = " ".join(banner.fields(original).get("Tunables", []))
             grows = [part.strip() for part in tunables_field.split(";") if "shared" in part]
             hint += (f": they ask for more shared memory than this OpenGL gives a work group"
@@ -359,8 +357,6 @@ class Kernel:
     """
 
     def __init__(self, ctx, name: str, defines: dict | None = None):
-        from . import banner  # imported here: helpers/banner.py imports this module
-
         self.ctx, self.name, self.defines = ctx, name, dict(defines or {})
         self.source = shader_source(name, defines)
         self.banner = banner.parse(self.source, name)
@@ -387,7 +383,6 @@ class Kernel:
         self._watched = set(self._uniform_checks).union(*self._length_names.values())  # names a check uses
         self._dtypes = {binding: np.dtype(dtype) for binding, (_, dtype) in self.buffers.items() if dtype is not None}
         self._bound = bound_buffers(ctx)
-        self._banner_module = banner
         self._checked_version = -1    # the bound buffers' version the lengths were last checked at
         self._checked_arrays = {}     # {binding: the array checked there}
         self._changed = set()         # uniforms changed since the last check
@@ -404,8 +399,6 @@ class Kernel:
         """Work groups (x, y, z) of one dispatch: the banner's `groups (...)` evaluated with this kernel's
         #defines and `sizes`, the uniforms it names: Kernel(ctx, "matmul_2_tiled.comp").groups(M=300, N=200)
         is (ceil(200/16), ceil(300/16), 1) = (13, 19, 1). The one place that sizes a dispatch."""
-        from . import banner
-
         key = tuple(sorted(sizes.items()))
         if key not in self._groups:
             self._groups[key] = banner.dispatch_groups(self.banner, {**self.define_values, **sizes})
@@ -414,8 +407,6 @@ class Kernel:
     def check(self, bindings: dict, **sizes) -> None:
         """Raise ShaderError when a bound buffer is shorter than the banner says it must be, computed from
         the uniforms set so far and `sizes` (which win), e.g. k.check({3: Y}, B=max_batch) before a loop."""
-        from . import banner
-
         lengths = {binding: array.size if isinstance(array, GPUArray) else array.size // 4  # moderngl: bytes
                    for binding, array in bindings.items() if hasattr(array, "size")}
         banner.check_lengths(self.banner, lengths, {**self.define_values, **self.uniforms, **sizes})
@@ -428,7 +419,6 @@ class Kernel:
         rebound = self._bound.version != self._checked_version
         if not self._changed and not rebound:
             return
-        banner = self._banner_module
         values = {**self.define_values, **self.uniforms}
         requirements = {id(r): r for name in self._changed for r in self._uniform_checks.get(name, ())}
         for requirement in requirements.values():
@@ -506,6 +496,8 @@ class Kernel:
 
 
 _UNSET = object()
+
+from . import banner  # noqa: E402  (here, at the end: helpers/banner.py imports this module)
 
 
 def groups(n: int, local: int) -> int:
