@@ -133,8 +133,9 @@ def uniform_cost(changing: float, same: float, bare: float, tolerance: float = 0
         return (f"The step uniform has no measurable cost in a stream: the stream that writes none was "
                 f"{bare / min(changing, same):.2f}× slower than the ones that write it {numbers}, so what slows that "
                 "stream is not the uniform.")
-    return (f"The step uniform has no measurable cost in a stream: a changing value is within 5 % of a fixed one, "
-            f"and writing one within 5 % of writing none {numbers}.")
+    within = f"within {100 * tolerance:g} %"
+    return (f"The step uniform has no measurable cost in a stream: a changing value is {within} of a fixed one, "
+            f"and writing one {within} of writing none {numbers}.")
 
 
 def barrier_wait(bare: float, loose: float) -> str:
