@@ -51,28 +51,29 @@ def _card(record: dict) -> str:
 
 # --- what a machine could not measure ---------------------------------------------------------------------------
 
+def _has_time(r: dict) -> bool:
+    """A row that was measured: no error, and none of its time fields None."""
+    return "error" not in r and not any(key in r and r[key] is None for key in ("seconds", "ms", "epoch_s"))
+
+
 def unmeasured(record: dict) -> list[str]:
     """Each row of the record that holds no time (torch missing, a feature this driver lacks, an error),
     as 'name (why)'."""
     out = []
     for bench, rows in record["benches"].items():
         for r in rows if isinstance(rows, list) else []:
+            if _has_time(r):
+                continue
             name = r.get("what") or r.get("name") or r.get("impl") or "?"
             if bench == "matmul" or bench == "products":
                 name = f"{r.get('impl')} {r.get('size', '×'.join(map(str, r.get('shape', []))))}"
-            if "error" in r:
-                out.append(f"{bench}: {name} ({r['error']})")
-            elif any(key in r and r[key] is None for key in ("seconds", "ms", "epoch_s")):
-                out.append(f"{bench}: {name} ({r.get('clock', 'not measured')})")
+            out.append(f"{bench}: {name} ({r['error'] if 'error' in r else r.get('clock', 'not measured')})")
     return out
 
 
 def measured(record: dict) -> dict:
     """The record with only the rows that hold a time."""
-    def has_time(r):
-        return "error" not in r and not any(key in r and r[key] is None for key in ("seconds", "ms", "epoch_s"))
-
-    benches = {bench: [r for r in rows if has_time(r)] if isinstance(rows, list) else rows
+    benches = {bench: [r for r in rows if _has_time(r)] if isinstance(rows, list) else rows
                for bench, rows in record["benches"].items()}
     return {**record, "benches": benches}
 
