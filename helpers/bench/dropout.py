@@ -34,8 +34,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from .. import data, fused_mlp, gl, mode, reference
 from .__main__ import device_record
 from .profile import epoch_seconds

@@ -16,7 +16,6 @@ benchmark, beside this trainer and the fused ones; committed_epochs reads that o
 from __future__ import annotations
 
 import statistics
-import time
 
 import numpy as np
 
