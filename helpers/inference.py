@@ -77,11 +77,15 @@ class BatchedForward:
         """Both layers on the first n rows, each followed by a memory barrier."""
         self._check_rows(n)
         for kernel, buffers, K, N in self.layers:
-            for binding, array in enumerate(buffers):   # binding points are shared by every program
-                array.bind_to(binding)
-            kernel.program["B"].value = n
-            kernel.program.run(*kernel.groups(B=n, N=N))   # from the banner, remembered per n
-            self.ctx.memory_barrier()
+            self._layer(kernel, buffers, n, N)
+
+    def _layer(self, kernel, buffers, n: int, N: int) -> None:
+        """One layer on the first n rows, buffers bound in order (input, weights, bias, output), then a barrier."""
+        for binding, array in enumerate(buffers):   # binding points are shared by every program
+            array.bind_to(binding)
+        kernel.program["B"].value = n
+        kernel.program.run(*kernel.groups(B=n, N=N))   # from the banner, remembered per n
+        self.ctx.memory_barrier()
 
     def read(self, n: int) -> np.ndarray:
         """The first n rows of logits, read into the preallocated array (a view, overwritten next call)."""
@@ -131,11 +135,7 @@ def mapped_output_seconds(fwd: BatchedForward, clock: timing.Clock, n: int, read
     mapped = gl.empty(fwd.ctx, fwd.Y.shape, name="logits (mapped by the CPU)")
 
     def layer(out):
-        for binding, array in enumerate((A1, W2, b2, out)):
-            array.bind_to(binding)
-        kernel.program["B"].value = n
-        kernel.program.run(*kernel.groups(B=n, N=N))
-        fwd.ctx.memory_barrier()
+        fwd._layer(kernel, (A1, W2, b2, out), n, N)
 
     fwd.dispatch(n)                      # A1 holds this batch's hidden layer
     for _ in range(reads):
