@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from .report import fastest_rung
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "notebooks" / "TAKEAWAYS.md"
 
@@ -54,11 +56,12 @@ def rules(bench: dict) -> list[Rule]:
     matmul = b.get("matmul", [])
     if matmul:
         size = max(r["size"] for r in matmul)
-        at = {r["impl"]: r["seconds"] for r in matmul if r["size"] == size}
-        best = min((impl for impl in at if impl.startswith("matmul_") and "wrong" not in impl), key=at.get)
-        add("Tile a matrix multiply: shared memory, register blocks, then the loads hidden behind the math.",
-            f"the naive matmul at {size}³", f"the ladder's fastest rung ({best}) at {size}³",
-            at.get("matmul_1_naive"), at[best], "04_matmul_ladder.ipynb")
+        naive = next((r["seconds"] for r in matmul if r["size"] == size and r["impl"] == "matmul_1_naive"), None)
+        best = fastest_rung(matmul, size)
+        if best:
+            add("Tile a matrix multiply: shared memory, register blocks, then the loads hidden behind the math.",
+                f"the naive matmul at {size}³", f"the ladder's fastest rung ({best['impl']}) at {size}³",
+                naive, best["seconds"], "04_matmul_ladder.ipynb")
     add("Send the GPU a whole batch at once, not one sample per call.",
         "10,000 test images through NumPy on the CPU",
         "the same images uploaded, run and read back in one batch on the GPU",
