@@ -79,7 +79,7 @@ HIDDEN_BLOCKED, BACKWARD_BLOCKED = "fused_hidden_2_blocked.comp", "fused_backwar
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
             "A1": 6, "dZ1": 7, "dlogits": 8, "losses": 9, "parts": 12, "counters": 13}
 OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
-# Tunables the H100 sweep chose by hidden size (python -m helpers.bench.fused sweep, kept in
+# Tunables the H100 sweep chose by hidden size (python -m helpers.bench.sweep, kept in
 # notebooks/results/fused-sweep-h100.json) over the shaders' own #defines; overrides win, and the dropout
 # shaders keep their own defaults (notebook 07's runs). fused_backward_3_blocked keeps its defaults, within
 # 0.3 µs of the sweep's best at both sizes.
