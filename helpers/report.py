@@ -125,7 +125,7 @@ def inference_rows(rows: list[dict]) -> list[str]:
         if r["what"].startswith(("pack_images", "pack_u8")):  # a view of the same bytes: no work worth a row
             continue
         value = _ms(r["seconds"]) + (f", {r['gbps']:.1f} GB/s" if r.get("gbps") and "upload" in r["what"] else "")
-        out.append(f"| 10,000 test images: {r['what']} | {value} | {r['clock']} |")
+        out.append(f"| 10,000 test images: {shown(r['what'])} | {value} | {r['clock']} |")
     return out
 
 
@@ -133,6 +133,12 @@ def _epoch_seconds(r: dict) -> float | None:
     if r.get("epoch_s") is not None:
         return r["epoch_s"]
     return r["ms"] / 1e3 if r.get("ms") is not None else None
+
+
+def shown(name: str) -> str:
+    """A row's name as the tables show it: without the "(notebook NN)" older runs wrote into some names, since
+    the course has been renumbered since (the notebooks name their own rows)."""
+    return re.sub(r" \(notebook \d+\)", "", name)
 
 
 def epoch_rows(rows: list[dict], label: str) -> list[str]:
@@ -146,7 +152,7 @@ def epoch_rows(rows: list[dict], label: str) -> list[str]:
         if per_step is not None:  # a persistent kernel: one dispatch for many steps
             extra = (f", {per_step} dispatch{'es' if per_step > 1 else ''} a step" if per_step >= 1 else
                      f", 1 dispatch per {round(1 / per_step)} steps")
-        out.append(f"| {label}: {r['name']} | {_ms(seconds)}{extra} | {r.get('clock', '')} |")
+        out.append(f"| {label}: {shown(r['name'])} | {_ms(seconds)}{extra} | {r.get('clock', '')} |")
     return out
 
 

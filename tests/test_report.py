@@ -119,3 +119,9 @@ def test_products_rows_name_the_fastest_rung_beside_cublas():
                         "7 µs (cuBLAS in a CUDA graph 5 µs) | c |")
     assert len(lines) == 2 and "(784×128×128)" in lines[1]
     assert "cuBLAS" not in report.products_rows([r for r in rows if r["impl"] != products.CUBLAS])[0]
+
+
+def test_shown_names_drop_an_old_notebook_number():
+    assert report.shown("unfused 784-128-10 SGD (notebook 04)") == "unfused 784-128-10 SGD"
+    assert report.shown("kernels, dense_1_naive (notebook 02)") == "kernels, dense_1_naive"
+    assert report.shown("fused 784-128-10 SGD") == "fused 784-128-10 SGD"
