@@ -14,6 +14,10 @@ state beside it) keeps its widget view and the saved state it needs. Whole numbe
 are stored as JSON integers (469, not 469.0, as JupyterLab saves them), and empty stream outputs are
 dropped.
 
+Every verdict a notebook records (helpers.findings.verdict) is stored in its metadata, "verdicts": {id:
+outcome}, beside "run": {card, date, mode}; OUT_DIR/verdicts.json gathers them as one run of
+notebooks/results/verdicts-<card>.json (.ci/verdicts.py adds it there).
+
     python3 .ci/execute_notebooks.py --text-widgets notebooks/*.ipynb
 
 does only that conversion, in place, without executing anything.
@@ -27,6 +31,7 @@ Python (3.12); the committed notebooks are stamped afterwards on the Python CI u
 that Python opens them unmodified (README.md, section "Reproducing the results").
 """
 
+import datetime
 import html
 import json
 import os
@@ -179,13 +184,43 @@ def text_only(*paths: str) -> int:
     return 0
 
 
+def this_card() -> str:
+    """The card the notebooks will run on, by the renderer name of a context made here."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from helpers import gl
+
+    ctx = gl.create_context()
+    try:
+        return gl.card(ctx)
+    finally:
+        ctx.release()
+
+
+def read_verdicts(log: Path, name: str) -> dict:
+    """{id: outcome} from a notebook's verdict log; an id recorded twice with two outcomes is an error."""
+    verdicts = {}
+    for line in (log.read_text().splitlines() if log.exists() else []):
+        entry = json.loads(line)
+        if verdicts.get(entry["id"], entry["outcome"]) != entry["outcome"]:
+            raise SystemExit(f"{name}: verdict id {entry['id']!r} recorded twice with different outcomes: "
+                             "give each verdict of a notebook its own id")
+        verdicts[entry["id"]] = entry["outcome"]
+    return verdicts
+
+
 def main(out_dir: str, *paths: str) -> int:
     os.environ.pop("MPLBACKEND", None)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     failed = 0
+    run = {"card": this_card(), "date": datetime.date.today().isoformat(),
+           "mode": "QUICK" if os.environ.get("QUICK", "").strip().lower() not in ("", "0", "false", "no") else "FULL"}
+    everything = dict(run, verdicts={})
     for path in map(Path, paths):
         nb = nbformat.read(path, as_version=4)
+        log = out / f"{path.stem}.verdicts.jsonl"
+        log.unlink(missing_ok=True)
+        os.environ["VERDICTS_LOG"] = str(log.resolve())   # the kernel inherits it; helpers.findings.verdict appends
         start = time.perf_counter()
         client = NotebookClient(nb, timeout=900, kernel_name="python3",
                                 resources={"metadata": {"path": str(path.parent)}})
@@ -203,8 +238,13 @@ def main(out_dir: str, *paths: str) -> int:
         if widgets:
             nb.metadata["widgets"] = whole_numbers(widgets)
         set_kernel_metadata(nb)
+        verdicts = read_verdicts(log, path.name)
+        nb.metadata["run"] = run
+        nb.metadata["verdicts"] = verdicts
+        everything["verdicts"].update({f"{path.stem}/{vid}": outcome for vid, outcome in verdicts.items()})
         nbformat.write(nb, out / path.name)   # now: a later notebook's failure or a killed run loses nothing
-        print(f"  written to {out / path.name}", flush=True)
+        (out / "verdicts.json").write_text(json.dumps(everything, indent=1) + "\n")
+        print(f"  written to {out / path.name} ({len(verdicts)} verdicts)", flush=True)
     return failed
 
 

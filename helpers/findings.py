@@ -9,7 +9,14 @@ printed beside it.
 
 from __future__ import annotations
 
+import json
+import os
+
 from . import mode
+from .timing import Verdict
+
+VERDICTS_LOG = "VERDICTS_LOG"   # environment variable: a file each verdict is appended to (the runs that check them)
+recorded: dict[str, str] = {}   # this process's verdicts: id -> outcome
 
 
 def what_we_measured(*findings: str) -> None:
@@ -17,6 +24,23 @@ def what_we_measured(*findings: str) -> None:
     print(f"What we measured ({mode.banner()}):")
     for finding in findings:
         print(f"  • {sentence(finding)}")
+
+
+def verdict(vid: str, judged: Verdict) -> Verdict:
+    """Record a verdict under the id `vid` (unique in its notebook) and return it to be printed.
+
+    A verdict is a sentence that chose one of a fixed set of outcomes from measurements (a `timing.Verdict`:
+    "A faster", "B faster", "same within noise", or the like). The outcomes of every run are kept, so a
+    verdict that came out differently on a second run of the same notebook on the same card is found."""
+    if not isinstance(judged, Verdict):
+        raise TypeError(f"verdict {vid!r}: expected a timing.Verdict (a sentence with its outcome), "
+                        f"got {type(judged).__name__}")
+    recorded[vid] = judged.outcome
+    path = os.environ.get(VERDICTS_LOG)
+    if path:
+        with open(path, "a") as log:
+            log.write(json.dumps({"id": vid, "outcome": judged.outcome}) + "\n")
+    return judged
 
 
 def sentence(text: str) -> str:

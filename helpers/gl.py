@@ -131,6 +131,12 @@ def is_software(ctx) -> bool:
     return any(name in renderer for name in ("llvmpipe", "softpipe", "swiftshader", "software"))
 
 
+def card(ctx) -> str:
+    """The card's name, the renderer string before its first '/': 'NVIDIA H100 80GB HBM3' (the driver adds
+    '/PCIe/SSE2' to every NVIDIA renderer, whatever bus the card sits on)."""
+    return ctx.info["GL_RENDERER"].split("/")[0].strip()
+
+
 def describe(ctx) -> str:
     """One line: renderer | OpenGL version string (it carries the driver version) | backend."""
     backend = getattr(ctx, "extra", None) or {}

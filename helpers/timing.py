@@ -1,6 +1,6 @@
-"""Upload, kernel and readback measured apart, each figure labelled with the clock it came from.
+"""Timing that holds on a second run: every figure a distribution, every comparison a three-way verdict.
 
-Introduced in notebook 02.
+Introduced in notebook 02 (upload, kernel and readback apart) and explained in full in notebook 03.
 
 Two clocks:
   * GPU timer queries (`ctx.query(time=True)`): the time the GPU spent between two points of its command
@@ -12,6 +12,18 @@ Two clocks:
 
 On a software renderer (Mesa's llvmpipe) timer queries return meaningless values, so `Clock` falls
 back to the wall clock around `ctx.finish()` and says so in `Clock.source`.
+
+How a figure is measured (`measure`, `measure_interleaved`):
+  1. warm up by time, not by count: at least WARMUP_SECONDS of the real work, untimed, so an idle GPU is
+     back at its working clock (it idles at a low one) and caches and drivers have settled;
+  2. repeat: many samples, each one run of the work;
+  3. report the median with its spread, the 20th and 80th percentiles of the samples (a `Timing`);
+  4. when two things are compared, take their samples in turn, A B A B …, so that a drift of the clock
+     during the measurement falls on both alike.
+
+How two figures become words (`compare`, `versus`): A is faster only when its 20–80 % band lies wholly
+below B's and the medians differ by more than `margin`; B likewise; otherwise they are the same within
+the noise we measured. A sentence never claims more than that.
 """
 
 from __future__ import annotations
@@ -19,12 +31,173 @@ from __future__ import annotations
 import statistics
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 
 from .gl import is_software
 
 WRAP_SECONDS = 2 ** 32 / 1e9  # 4.29 s: where ModernGL's 32-bit nanosecond query result wraps
 GPU_QUERY = "GPU timer query"
 WALL_FINISH = "wall clock around ctx.finish()"
+WALL = "wall clock"
+WARMUP_SECONDS = 1.0          # untimed real work before any sample (an idle GPU takes ~0.5 s to clock up)
+LOW, HIGH = 20, 80            # the percentiles a Timing reports as its spread
+MARGIN = 0.05                 # two medians closer than 5 % are never called different
+
+A_FASTER, B_FASTER, SAME = "A faster", "B faster", "same within noise"   # compare()'s three outcomes
+
+
+def _percentile(sorted_values: list[float], q: float) -> float:
+    """The q-th percentile (0..100) of sorted values, linear between neighbours."""
+    if len(sorted_values) == 1:
+        return sorted_values[0]
+    pos = (len(sorted_values) - 1) * q / 100
+    i = int(pos)
+    j = min(i + 1, len(sorted_values) - 1)
+    return sorted_values[i] + (sorted_values[j] - sorted_values[i]) * (pos - i)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """A timing as a distribution: every sample in seconds, the clock they came from; the median, and the
+    20th and 80th percentiles as its spread (`low`, `high`)."""
+    samples: tuple
+    clock: str = WALL
+
+    def __post_init__(self):
+        if not self.samples:
+            raise ValueError("a Timing needs at least one sample")
+        object.__setattr__(self, "samples", tuple(float(s) for s in self.samples))
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def low(self) -> float:
+        return _percentile(sorted(self.samples), LOW)
+
+    @property
+    def high(self) -> float:
+        return _percentile(sorted(self.samples), HIGH)
+
+    @property
+    def noise(self) -> float:
+        """The 20–80 % band as a share of the median: 0.03 means the middle 60 % of samples lie within 3 %."""
+        return (self.high - self.low) / self.median if self.median > 0 else 0.0
+
+    def per(self, n: float) -> "Timing":
+        """The same timing divided by n (a stream of n steps as the time of one step)."""
+        return Timing(tuple(s / n for s in self.samples), self.clock)
+
+    def text(self, unit: str = "auto", digits: int = 3) -> str:
+        """'12.3 µs (12.1–12.6)': the median and its 20–80 % band, in `unit` (s, ms, µs; auto picks one)."""
+        scale, unit = _unit(self.median, unit)
+        return (f"{_g(self.median * scale, digits)} {unit} "
+                f"({_g(self.low * scale, digits)}–{_g(self.high * scale, digits)})")
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def row(self, key: str = "ms", scale: float = 1e3) -> dict:
+        """The fields a benchmark row stores: median, 20th and 80th percentiles, number of samples."""
+        return {key: self.median * scale, f"{key}_low": self.low * scale, f"{key}_high": self.high * scale,
+                "repeats": len(self.samples)}
+
+    @classmethod
+    def from_row(cls, row: dict, key: str = "ms", scale: float = 1e3) -> "Timing":
+        """A Timing rebuilt from a benchmark row's median and band (five samples: low, low, median, high,
+        high, whose 20th and 80th percentiles are the stored ones), enough for compare() and text(); a row
+        stored with no band gives a Timing of no spread."""
+        mid = row[key] / scale
+        low, high = row.get(f"{key}_low", row[key]) / scale, row.get(f"{key}_high", row[key]) / scale
+        return cls((low, low, mid, high, high), row.get("clock", WALL))
+
+
+def _unit(seconds: float, unit: str) -> tuple[float, str]:
+    if unit == "auto":
+        unit = "s" if seconds >= 1 else "ms" if seconds >= 1e-3 else "µs"
+    return {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit], unit
+
+
+def _g(value: float, digits: int) -> str:
+    """A figure with `digits` significant digits and no exponent: 12.3, 0.119, 1230."""
+    if value == 0:
+        return "0"
+    text = f"{value:.{digits}g}"
+    return f"{float(text):.0f}" if "e" in text else text
+
+
+def warm_up(work, seconds: float = WARMUP_SECONDS, finish=None) -> int:
+    """Call work() (then finish(), if given) until `seconds` of wall clock have passed, untimed; at least
+    once. Returns how many calls that took. On a software renderer a warm-up buys nothing: callers pass 0."""
+    until = time.perf_counter() + seconds
+    calls = 0
+    while True:
+        work()
+        if finish is not None:
+            finish()
+        calls += 1
+        if time.perf_counter() >= until:
+            return calls
+
+
+def measure(sample, repeat: int = 30, warmup: float = WARMUP_SECONDS, clock: str = WALL) -> Timing:
+    """A Timing of `repeat` calls of sample(), each doing the work once and returning its seconds, after
+    calling it untimed for `warmup` seconds."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    warm_up(sample, warmup)
+    return Timing(tuple(sample() for _ in range(repeat)), clock)
+
+
+def measure_interleaved(samples: dict, repeat: int = 30, warmup: float = WARMUP_SECONDS,
+                        clock: str = WALL) -> dict:
+    """Timings of several things compared: {name: sample}, each sample() doing its work once and returning
+    its seconds. The warm-up runs them all in turn; then the repeats go round, A B C A B C …, so a drift
+    of the clock during the measurement falls on every one of them alike."""
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    warm_up(lambda: [s() for s in samples.values()], warmup)
+    taken = {name: [] for name in samples}
+    for _ in range(repeat):
+        for name, s in samples.items():
+            taken[name].append(s())
+    return {name: Timing(tuple(v), clock) for name, v in taken.items()}
+
+
+def compare(a: Timing, b: Timing, margin: float = MARGIN) -> str:
+    """A_FASTER, B_FASTER or SAME: A is faster only when its 20–80 % band lies wholly below B's and B's
+    median is more than `margin` above A's (and B likewise); otherwise the same within the noise."""
+    if a.high < b.low and b.median > a.median * (1 + margin):
+        return A_FASTER
+    if b.high < a.low and a.median > b.median * (1 + margin):
+        return B_FASTER
+    return SAME
+
+
+class Verdict(str):
+    """A sentence that judges measurements, with the outcome it chose (`outcome`: one short word or phrase
+    from a fixed set, such as compare()'s three). Prints as the sentence."""
+    outcome: str
+
+    def __new__(cls, text: str, outcome: str):
+        self = super().__new__(cls, text)
+        self.outcome = outcome
+        return self
+
+
+def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGIN) -> Verdict:
+    """A sentence comparing two timings, with compare()'s outcome: 'A (…) is 1.4× faster than B (…)', the
+    other way round, or 'A (…) and B (…) take the same time within the noise we measured'."""
+    outcome = compare(a, b, margin)
+    both = f"{name_a} ({a.text()}) and {name_b} ({b.text()})"
+    if outcome == A_FASTER:
+        text = f"{name_a} ({a.text()}) is {b.median / a.median:.2g}× faster than {name_b} ({b.text()})"
+    elif outcome == B_FASTER:
+        text = f"{name_b} ({b.text()}) is {a.median / b.median:.2g}× faster than {name_a} ({a.text()})"
+    else:
+        text = f"{both} take the same time within the noise we measured"
+    return Verdict(text, outcome)
 
 
 class Clock:
@@ -69,33 +242,31 @@ def wall_seconds(fn) -> float:
     return time.perf_counter() - start
 
 
-def median_seconds(measure, repeat: int = 20, warmup: int = 2) -> float:
-    """Median of `repeat` calls to `measure()` (which returns seconds), after `warmup` untimed calls."""
-    for _ in range(warmup):
-        measure()
-    return statistics.median(measure() for _ in range(repeat))
-
-
 class Phases:
-    """Samples per named phase, each with the clock it came from; medians and a printable table."""
+    """Samples per named phase, each with the clock it came from; a Timing per phase and a printable table."""
 
     def __init__(self):
         self.samples = defaultdict(list)
         self.sources = {}
 
-    def add(self, name: str, seconds: float, source: str = "wall clock") -> None:
+    def add(self, name: str, seconds: float, source: str = WALL) -> None:
         self.samples[name].append(seconds)
         self.sources[name] = source
 
+    def timing(self, name: str) -> Timing:
+        return Timing(tuple(self.samples[name]), self.sources[name])
+
     def median(self, name: str) -> float:
-        return statistics.median(self.samples[name])
+        return self.timing(name).median
 
     def medians(self) -> dict[str, float]:
         return {name: self.median(name) for name in self.samples}
 
     def table(self, scale: float = 1e6, unit: str = "µs") -> str:
-        rows = [f"{'phase':<22s} {'median':>10s} {'min':>10s} {'n':>5s}  clock"]
-        for name, values in self.samples.items():
-            rows.append(f"{name:<22s} {statistics.median(values) * scale:>8.1f}{unit} "
-                        f"{min(values) * scale:>8.1f}{unit} {len(values):>5d}  {self.sources[name]}")
+        """One line a phase: median, 20th and 80th percentiles, number of samples, clock."""
+        rows = [f"{'phase':<22s} {'median':>10s} {'20 %':>10s} {'80 %':>10s} {'n':>5s}  clock"]
+        for name in self.samples:
+            t = self.timing(name)
+            rows.append(f"{name:<22s} {t.median * scale:>8.1f}{unit} {t.low * scale:>8.1f}{unit} "
+                        f"{t.high * scale:>8.1f}{unit} {len(t.samples):>5d}  {t.clock}")
         return "\n".join(rows)

@@ -1,0 +1,106 @@
+"""The timing helper: a Timing's median and spread, warm-up by time, interleaved repeats, and the three-way
+verdict (A faster, B faster, the same within the noise) tested on every side of its thresholds."""
+
+import json
+import time
+
+import pytest
+
+from helpers import findings, timing
+from helpers.timing import A_FASTER, B_FASTER, SAME, Timing
+
+
+def spread(median, low, high):
+    return Timing((low, low, median, high, high))     # 20th percentile: low, 80th: high
+
+
+def test_timing_median_and_percentiles():
+    t = Timing(tuple(range(1, 102)))          # 1 .. 101
+    assert t.median == 51
+    assert t.low == pytest.approx(21) and t.high == pytest.approx(81)
+    assert t.noise == pytest.approx(60 / 51)
+
+
+def test_timing_needs_samples():
+    with pytest.raises(ValueError, match="at least one sample"):
+        Timing(())
+
+
+def test_text_gives_median_and_band_in_a_unit():
+    assert spread(12.3e-6, 12.1e-6, 12.6e-6).text() == "12.3 µs (12.1–12.6)"
+    assert spread(0.0123, 0.0121, 0.0126).text() == "12.3 ms (12.1–12.6)"
+    assert spread(0.0123, 0.0121, 0.0126).text("µs") == "12300 µs (12100–12600)"
+
+
+def test_row_round_trip():
+    t = spread(0.0123, 0.0121, 0.0126)
+    row = t.row()
+    assert row["ms"] == pytest.approx(12.3) and row["ms_low"] == pytest.approx(12.1) and row["repeats"] == 5
+    back = Timing.from_row(row)
+    assert (back.median, back.low, back.high) == pytest.approx((t.median, t.low, t.high))
+    plain = Timing.from_row({"ms": 5.0})
+    assert plain.low == plain.high == plain.median == pytest.approx(5e-3)
+
+
+def test_per_divides_every_sample():
+    assert Timing((2.0, 4.0)).per(2).samples == (1.0, 2.0)
+
+
+@pytest.mark.parametrize("a, b, outcome", [
+    (spread(1.0, 0.98, 1.02), spread(1.5, 1.45, 1.55), A_FASTER),      # bands apart, 50 % apart
+    (spread(1.5, 1.45, 1.55), spread(1.0, 0.98, 1.02), B_FASTER),
+    (spread(1.0, 0.9, 1.2), spread(1.1, 1.0, 1.3), SAME),              # bands overlap
+    (spread(1.0, 0.999, 1.001), spread(1.03, 1.029, 1.031), SAME),     # bands apart, but within the 5 % margin
+    (spread(1.0, 0.999, 1.001), spread(1.06, 1.059, 1.061), A_FASTER), # just past the margin
+])
+def test_compare_three_outcomes(a, b, outcome):
+    assert timing.compare(a, b) == outcome
+
+
+def test_versus_sentences_match_their_outcome():
+    fast, slow = spread(1e-3, 0.98e-3, 1.02e-3), spread(2e-3, 1.95e-3, 2.05e-3)
+    v = timing.versus(fast, slow, "fused", "unfused")
+    assert v.outcome == A_FASTER and "fused (1 ms (0.98–1.02)) is 2× faster than unfused" in v
+    v = timing.versus(slow, fast, "unfused", "fused")
+    assert v.outcome == B_FASTER and v.startswith("fused (") and "2× faster than unfused" in v
+    v = timing.versus(fast, spread(1.01e-3, 0.97e-3, 1.05e-3), "fused", "unfused")
+    assert v.outcome == SAME and "the same time within the noise we measured" in v and "faster" not in v
+
+
+def test_warm_up_runs_for_its_time_and_at_least_once():
+    calls = []
+    start = time.perf_counter()
+    n = timing.warm_up(lambda: calls.append(1), seconds=0.05)
+    assert time.perf_counter() - start >= 0.05 and n == len(calls) > 1
+    assert timing.warm_up(lambda: calls.append(1), seconds=0.0) == 1
+
+
+def test_measure_interleaves_repeats():
+    order = []
+
+    def sample(name):
+        def run():
+            order.append(name)
+            return 1.0
+        return run
+    result = timing.measure_interleaved({"A": sample("A"), "B": sample("B")}, repeat=3, warmup=0.0)
+    assert order[-6:] == ["A", "B"] * 3
+    assert set(result) == {"A", "B"} and len(result["A"].samples) == 3
+
+
+def test_measure_refuses_no_repeats():
+    with pytest.raises(ValueError, match="repeat"):
+        timing.measure(lambda: 1.0, repeat=0, warmup=0.0)
+
+
+def test_verdict_is_recorded_and_logged(tmp_path, monkeypatch):
+    log = tmp_path / "v.jsonl"
+    monkeypatch.setenv(findings.VERDICTS_LOG, str(log))
+    v = findings.verdict("fused-vs-unfused", timing.Verdict("fused is faster", A_FASTER))
+    assert v == "fused is faster" and findings.recorded["fused-vs-unfused"] == A_FASTER
+    assert json.loads(log.read_text()) == {"id": "fused-vs-unfused", "outcome": A_FASTER}
+
+
+def test_verdict_refuses_a_plain_sentence():
+    with pytest.raises(TypeError, match="timing.Verdict"):
+        findings.verdict("x", "fused is faster")
