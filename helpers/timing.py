@@ -33,6 +33,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
+from . import mode
 from .gl import is_software
 
 WRAP_SECONDS = 2 ** 32 / 1e9  # 4.29 s: where ModernGL's 32-bit nanosecond query result wraps
@@ -40,6 +41,7 @@ GPU_QUERY = "GPU timer query"
 WALL_FINISH = "wall clock around ctx.finish()"
 WALL = "wall clock"
 WARMUP_SECONDS = 1.0          # untimed real work before any sample (an idle GPU takes ~0.5 s to clock up)
+QUICK_WARMUP_SECONDS = 0.05   # in QUICK mode (a software renderer, small sizes) a warm-up buys nothing
 LOW, HIGH = 20, 80            # the percentiles a Timing reports as its spread
 MARGIN = 0.05                 # two medians closer than 5 % are never called different
 
@@ -127,10 +129,15 @@ def _g(value: float, digits: int) -> str:
     return f"{float(text):.0f}" if "e" in text else text
 
 
-def warm_up(work, seconds: float = WARMUP_SECONDS, finish=None) -> int:
-    """Call work() (then finish(), if given) until `seconds` of wall clock have passed, untimed; at least
-    once. Returns how many calls that took. On a software renderer a warm-up buys nothing: callers pass 0."""
-    until = time.perf_counter() + seconds
+def default_warmup() -> float:
+    """WARMUP_SECONDS, or QUICK_WARMUP_SECONDS in QUICK mode."""
+    return QUICK_WARMUP_SECONDS if mode.is_quick() else WARMUP_SECONDS
+
+
+def warm_up(work, seconds: float | None = None, finish=None) -> int:
+    """Call work() (then finish(), if given) until `seconds` (default: default_warmup()) of wall clock
+    have passed, untimed; at least once. Returns how many calls that took."""
+    until = time.perf_counter() + (default_warmup() if seconds is None else seconds)
     calls = 0
     while True:
         work()
@@ -141,16 +148,16 @@ def warm_up(work, seconds: float = WARMUP_SECONDS, finish=None) -> int:
             return calls
 
 
-def measure(sample, repeat: int = 30, warmup: float = WARMUP_SECONDS, clock: str = WALL) -> Timing:
+def measure(sample, repeat: int = 30, warmup: float | None = None, clock: str = WALL) -> Timing:
     """A Timing of `repeat` calls of sample(), each doing the work once and returning its seconds, after
-    calling it untimed for `warmup` seconds."""
+    calling it untimed for `warmup` seconds (default: default_warmup())."""
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
     warm_up(sample, warmup)
     return Timing(tuple(sample() for _ in range(repeat)), clock)
 
 
-def measure_interleaved(samples: dict, repeat: int = 30, warmup: float = WARMUP_SECONDS,
+def measure_interleaved(samples: dict, repeat: int = 30, warmup: float | None = None,
                         clock: str = WALL) -> dict:
     """Timings of several things compared: {name: sample}, each sample() doing its work once and returning
     its seconds. The warm-up runs them all in turn; then the repeats go round, A B C A B C …, so a drift
