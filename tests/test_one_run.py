@@ -1,0 +1,132 @@
+"""One card, one run: every committed figure (notebook outputs, README, RESULTS.md, TAKEAWAYS.md, the glossary,
+the benchmark and dropout records) comes from the same run on the same card, and the verdicts the notebooks
+print came out the same in every run recorded in notebooks/results/verdicts-<card>.json.
+
+A run is the notebooks executed in full by .ci/execute_notebooks.py (which stores the card, the date and each
+verdict in every notebook's metadata) together with the benchmark of the same day on the same card.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+RESULTS = ROOT / "notebooks" / "results"
+TEXTS = [ROOT / "README.md", *sorted((ROOT / "notebooks").glob("*.md")), *sorted(RESULTS.glob("*.md"))]
+CARD = re.compile(r"NVIDIA [A-Z]\d{3}[\w ]*?(?= ?[/|,)(*\n]|\s*$|\s{2})")
+DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
+
+spec = importlib.util.spec_from_file_location("verdicts_tool", ROOT / ".ci" / "verdicts.py")
+verdicts_tool = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(verdicts_tool)
+
+
+def card_of(renderer: str) -> str:
+    return renderer.split("/")[0].strip()
+
+
+def records() -> dict[str, dict]:
+    """Every JSON record in notebooks/results with a device: {file name: {"card", "date"}}."""
+    found = {}
+    for path in sorted(RESULTS.glob("*.json")):
+        data = json.loads(path.read_text())
+        if isinstance(data, dict) and "device" in data:
+            device = data["device"]
+            renderer = device.get("renderer") or device["describe"].split("|")[0]
+            found[path.name] = {"card": card_of(renderer), "date": device["date"]}
+    return found
+
+
+def notebook_runs() -> dict[str, dict]:
+    return {p.name: json.loads(p.read_text())["metadata"].get("run") for p in NOTEBOOKS}
+
+
+def output_text(path: Path) -> str:
+    cells = json.loads(path.read_text())["cells"]
+    parts = []
+    for cell in cells:
+        for out in cell.get("outputs", []):
+            parts.append("".join(out.get("text", "")))
+            parts += ["".join(v) for k, v in out.get("data", {}).items() if k in ("text/plain", "text/markdown")]
+    return "\n".join(parts)
+
+
+def test_every_notebook_records_its_run():
+    missing = [name for name, run in notebook_runs().items() if not run]
+    assert not missing, f"notebooks with no run record (execute them with .ci/execute_notebooks.py): {missing}"
+
+
+def test_one_card_and_one_date_everywhere():
+    seen = {}   # (card, date) -> where
+    for name, rec in records().items():
+        seen.setdefault((rec["card"], rec["date"]), []).append(f"results/{name}")
+    for name, run in notebook_runs().items():
+        if run:
+            seen.setdefault((run["card"], run["date"]), []).append(f"{name} (metadata)")
+    assert len(seen) == 1, "committed artifacts come from different runs: " + "; ".join(
+        f"{card}, {date}: {', '.join(where)}" for (card, date), where in seen.items())
+    (card, date), = seen
+    for path in TEXTS + NOTEBOOKS:
+        text = output_text(path) if path.suffix == ".ipynb" else path.read_text()
+        cards = {c.strip() for c in CARD.findall(text)} - {card}
+        dates = set(DATE.findall(text)) - {date}
+        assert not cards, f"{path.relative_to(ROOT)} names another card than the run's ({card}): {sorted(cards)}"
+        assert not dates, f"{path.relative_to(ROOT)} names another date than the run's ({date}): {sorted(dates)}"
+
+
+def verdict_file() -> Path:
+    files = sorted(RESULTS.glob("verdicts-*.json"))
+    assert len(files) == 1, f"expected one notebooks/results/verdicts-<card>.json, found {[f.name for f in files]}"
+    return files[0]
+
+
+def test_verdicts_hold_on_every_run():
+    record = json.loads(verdict_file().read_text())
+    assert len(record["runs"]) >= 3, f"{verdict_file().name} holds {len(record['runs'])} runs; at least 3 are needed"
+    differ = verdicts_tool.differing(record["runs"])
+    assert not differ, f"verdicts that came out differently between runs: {differ}"
+    cards = {rec["card"] for rec in records().values()}
+    assert cards == {record["card"]}, f"verdicts ran on {record['card']}, the results on {cards}"
+
+
+def test_notebooks_show_the_verdicts_of_the_record():
+    runs = json.loads(verdict_file().read_text())["runs"]
+    for path in NOTEBOOKS:
+        stored = json.loads(path.read_text())["metadata"].get("verdicts", {})
+        recorded = {vid.split("/", 1)[1]: outcome for vid, outcome in runs[0]["verdicts"].items()
+                    if vid.split("/", 1)[0] == path.stem}
+        assert stored == recorded, f"{path.name}: its stored verdicts differ from the recorded runs'"
+
+
+VERDICT_CALL = re.compile(r"findings\.verdict\(\s*(f?)([\"'])(.+?)\2")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_verdict_ids_in_the_code_were_recorded(path):
+    """Every findings.verdict("<id>", ...) in a notebook's code produced a verdict in its stored run (an
+    f-string id matches any value of its placeholders)."""
+    cells = json.loads(path.read_text())["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    stored = json.loads(path.read_text())["metadata"].get("verdicts", {})
+    for f, _, vid in VERDICT_CALL.findall(code):
+        pattern = re.sub(r"\\\{.*?\\\}", ".+", re.escape(vid)) if f else re.escape(vid)
+        assert any(re.fullmatch(pattern, s) for s in stored), f"{path.name}: verdict {vid!r} is not in the stored run"
+
+
+def test_differing_finds_a_flip_and_a_missing_verdict():
+    runs = [{"verdicts": {"a": "A faster", "b": "same within noise"}},
+            {"verdicts": {"a": "B faster", "b": "same within noise"}},
+            {"verdicts": {"b": "same within noise"}}]
+    assert verdicts_tool.differing(runs) == {"a": ["A faster", "B faster", None]}
+    assert verdicts_tool.differing(runs[:1] * 3) == {}
+
+
+def test_card_slug():
+    assert verdicts_tool.slug("NVIDIA H100 80GB HBM3") == "h100"
+    assert verdicts_tool.slug("NVIDIA H200") == "h200"
