@@ -388,28 +388,28 @@ def kernel_share(name: str, share: float, low: float | None = None, high: float 
     return timing.Verdict(f"{name}: kernels {share:.0%}{band} of the epoch, {words}", outcome)
 
 
-KERNEL_FELL_MORE, DISPATCH_FELL_MORE, BOTH_ALIKE = "kernel fell more", "dispatch fell more", "both fell alike"
+KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE = "kernels fell more", "the rest fell more", "both fell alike"
 
 
-def fusion_segments(unfused: dict, fused: dict, margin: float = 0.2) -> timing.Verdict:
-    """Which segment of the epoch fusion shrank more: unfused and fused are profile.epoch_phases dicts
-    (seconds: kernel, dispatch, ...). The two drops are called alike when they differ by less than `margin`
-    of the larger one. Outcome: KERNEL_FELL_MORE, DISPATCH_FELL_MORE or BOTH_ALIKE."""
-    ms = lambda s: f"{1e3 * s:.2f} ms"                                       # noqa: E731
-    drop = {k: unfused[k] - fused[k] for k in ("kernel", "dispatch")}
-    text = (f"Fusion took the kernel segment from {ms(unfused['kernel'])} to {ms(fused['kernel'])} an epoch "
-            f"({'down' if drop['kernel'] >= 0 else 'up'} {ms(abs(drop['kernel']))}) and the dispatch segment from "
-            f"{ms(unfused['dispatch'])} to {ms(fused['dispatch'])} ({'down' if drop['dispatch'] >= 0 else 'up'} "
-            f"{ms(abs(drop['dispatch']))})")
-    larger = max(abs(drop["kernel"]), abs(drop["dispatch"]))
-    if larger == 0 or abs(drop["kernel"] - drop["dispatch"]) < margin * larger:
+def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: float, step_fused: float,
+                    margin: float = 0.2) -> timing.Verdict:
+    """Which part of a step fusion shrank more, from notebook 06's table (seconds a step): the kernels (the
+    sum of each dispatch timed alone) and the rest of the step (its epoch's time a step minus the kernels:
+    launches, barriers, waiting). Two drops closer than `margin` of the larger are called alike. Outcome:
+    KERNEL_FELL_MORE, REST_FELL_MORE or BOTH_ALIKE."""
+    us = lambda s: f"{1e6 * s:.1f} µs"                                       # noqa: E731
+    rest_u, rest_f = max(step_unfused - kernel_unfused, 0.0), max(step_fused - kernel_fused, 0.0)
+    drop = {"kernel": kernel_unfused - kernel_fused, "rest": rest_u - rest_f}
+    way = lambda d: f"{'down' if d >= 0 else 'up'} {us(abs(d))}"            # noqa: E731
+    text = (f"Fusion took the kernels of a step from {us(kernel_unfused)} to {us(kernel_fused)} ({way(drop['kernel'])}) "
+            f"and the rest of a step (its epoch's time a step minus the kernels: launches, barriers, waiting) from "
+            f"{us(rest_u)} to {us(rest_f)} ({way(drop['rest'])})")
+    larger = max(abs(drop["kernel"]), abs(drop["rest"]))
+    if larger == 0 or abs(drop["kernel"] - drop["rest"]) < margin * larger:
         return timing.Verdict(text + ": the two fell by about as much", BOTH_ALIKE)
-    if drop["kernel"] > drop["dispatch"]:
-        return timing.Verdict(text + ": the kernel segment fell more. Each dispatch's kernel time includes its own "
-                              "start and drain and the writes and reads of what it hands to the next; fusion removed "
-                              "four of those a step, more than every group reading all of W1 added", KERNEL_FELL_MORE)
-    return timing.Verdict(text + ": the dispatch segment fell more: four fewer launches, barriers and idle gaps a "
-                          "step", DISPATCH_FELL_MORE)
+    if drop["kernel"] > drop["rest"]:
+        return timing.Verdict(text + ": the kernels' time fell more", KERNEL_FELL_MORE)
+    return timing.Verdict(text + ": the rest of the step fell more", REST_FELL_MORE)
 
 
 SAME_ORDER, REVERSED, NOT_SEPARATED = "same order", "reversed", "not separated"

@@ -54,19 +54,19 @@ def test_kernel_share_refuses_a_share_outside_0_1():
 # --- notebook 06, question 2: which segment did fusion shrink? ----------------------------------------------
 
 def test_fusion_segments_kernel_fell_more():
-    """The table's case: kernels 34.9 -> 19.5 µs a step (469 steps), the dispatch part falling less."""
-    v = fused_mlp.fusion_segments({"kernel": 469 * 34.9e-6, "dispatch": 4.0e-3}, {"kernel": 469 * 19.5e-6, "dispatch": 2.5e-3})
-    assert v.outcome == fused_mlp.KERNEL_FELL_MORE and "kernel segment fell more" in v
-    assert "16.37 ms to 9.15 ms" in v
+    """The table's case: kernels 34.9 -> 19.5 µs a step while the epoch a step went 38.8 -> 23.0 µs."""
+    v = fused_mlp.fusion_segments(34.9e-6, 38.8e-6, 19.5e-6, 23.0e-6)
+    assert v.outcome == fused_mlp.KERNEL_FELL_MORE and "kernels' time fell more" in v
+    assert "34.9 µs to 19.5 µs (down 15.4 µs)" in v and "3.9 µs to 3.5 µs (down 0.4 µs)" in v
 
 
-def test_fusion_segments_dispatch_fell_more_and_alike():
-    v = fused_mlp.fusion_segments({"kernel": 10e-3, "dispatch": 8e-3}, {"kernel": 9e-3, "dispatch": 2e-3})
-    assert v.outcome == fused_mlp.DISPATCH_FELL_MORE and "dispatch segment fell more" in v
-    alike = fused_mlp.fusion_segments({"kernel": 10e-3, "dispatch": 8e-3}, {"kernel": 5e-3, "dispatch": 3.5e-3})
+def test_fusion_segments_rest_fell_more_and_alike():
+    v = fused_mlp.fusion_segments(30e-6, 45e-6, 28e-6, 30e-6)
+    assert v.outcome == fused_mlp.REST_FELL_MORE and "the rest of the step fell more" in v
+    alike = fused_mlp.fusion_segments(30e-6, 45e-6, 25e-6, 35.5e-6)      # down 5 and 4.5 µs
     assert alike.outcome == fused_mlp.BOTH_ALIKE and "about as much" in alike
-    grew = fused_mlp.fusion_segments({"kernel": 10e-3, "dispatch": 8e-3}, {"kernel": 11e-3, "dispatch": 2e-3})
-    assert grew.outcome == fused_mlp.DISPATCH_FELL_MORE and "up 1.00 ms" in grew
+    grew = fused_mlp.fusion_segments(30e-6, 45e-6, 31e-6, 35e-6)
+    assert grew.outcome == fused_mlp.REST_FELL_MORE and "up 1.0 µs" in grew
 
 
 # --- notebook 06, section 6: the training loop's epochs against back-to-back ones ----------------------------
