@@ -64,16 +64,17 @@ STYLES = (("tab:blue", "o"), ("tab:orange", "s"), ("tab:green", "^"), ("tab:red"
 
 def seed_band(series: dict, ylabel: str, xlabel: str = "epoch", log: bool = False, title: str = ""):
     """One recipe run from several seeds as one line and one band on one axis: series {seed label: (xs, ys)},
-    all sampled at the same xs. The line is the median across seeds at each x, the shaded band spans the
+    all sampled at the same xs (up to the shortest run). The line is the median across seeds at each x, the shaded band spans the
     lowest to the highest seed, so seeds that lie on top of each other do not hide one another; log: a
     logarithmic y axis (an error rate that falls by orders of magnitude)."""
     import matplotlib.pyplot as plt
 
     items = [(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)) for xs, ys in series.values()]
-    xs = items[0][0]
-    if any(len(x) != len(xs) or not np.array_equal(x, xs) for x, _ in items):
+    n = min(len(x) for x, _ in items)   # a run stopped early by its time budget: the points all seeds have
+    xs = items[0][0][:n]
+    if any(not np.array_equal(x[:n], xs) for x, _ in items):
         raise ValueError("seed_band needs every seed sampled at the same xs")
-    ys = np.array([y for _, y in items])
+    ys = np.array([y[:n] for _, y in items])
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     ax.fill_between(xs, ys.min(0), ys.max(0), color="tab:blue", alpha=0.25, lw=0,
                     label=f"lowest to highest of {len(items)} seeds")
