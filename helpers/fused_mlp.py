@@ -388,7 +388,8 @@ def kernel_share(name: str, share: float, low: float | None = None, high: float 
     return timing.Verdict(f"{name}: kernels {share:.0%}{band} of the epoch, {words}", outcome)
 
 
-KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE = "kernels fell more", "the rest fell more", "both fell alike"
+KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE, NEITHER_FELL = ("kernels fell more", "the rest fell more", "both fell alike",
+                                                              "neither fell")
 
 
 def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: float, step_fused: float,
@@ -396,7 +397,7 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
     """Which part of a step fusion shrank more, from notebook 06's table (seconds a step): the kernels (the
     sum of each dispatch timed alone) and the rest of the step (its epoch's time a step minus the kernels:
     launches, barriers, waiting). Two drops closer than `margin` of the larger are called alike. Outcome:
-    KERNEL_FELL_MORE, REST_FELL_MORE or BOTH_ALIKE."""
+    KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE, or NEITHER_FELL where neither part got smaller."""
     us = lambda s: f"{1e6 * s:.1f} µs"                                       # noqa: E731
     rest_u, rest_f = max(step_unfused - kernel_unfused, 0.0), max(step_fused - kernel_fused, 0.0)
     drop = {"kernel": kernel_unfused - kernel_fused, "rest": rest_u - rest_f}
@@ -405,7 +406,9 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
             f"and the rest of a step (its epoch's time a step minus the kernels: launches, barriers, waiting) from "
             f"{us(rest_u)} to {us(rest_f)} ({way(drop['rest'])})")
     larger = max(abs(drop["kernel"]), abs(drop["rest"]))
-    if larger == 0 or abs(drop["kernel"] - drop["rest"]) < margin * larger:
+    if drop["kernel"] <= 0 and drop["rest"] <= 0:
+        return timing.Verdict(text + ": neither part fell here", NEITHER_FELL)
+    if abs(drop["kernel"] - drop["rest"]) < margin * larger:
         return timing.Verdict(text + ": the two fell by about as much", BOTH_ALIKE)
     if drop["kernel"] > drop["rest"]:
         return timing.Verdict(text + ": the kernels' time fell more", KERNEL_FELL_MORE)

@@ -196,7 +196,7 @@ def persistent_epoch(epoch_persistent: timing.Timing, epoch_fused: timing.Timing
     saving = ("what the grid barriers saved was not measured here" if saved is None else
               f"the grid barriers saved {1e6 * saved:.1f} µs a step ({1e3 * saved * steps:.2f} ms an epoch)"
               if saved > 0 else "the grid barriers saved nothing")
-    v = timing.versus(epoch_persistent, epoch_fused, "the persistent kernel's epoch", "the fused trainer's")
+    v = timing.versus(epoch_persistent, epoch_fused, "the persistent kernel's epoch", "the fused trainer's epoch")
     v = timing.Verdict(v[0].upper() + v[1:], v.outcome)
     if v.outcome == timing.B_FASTER:
         return timing.Verdict(f"{v}. {saving[0].upper() + saving[1:]}; the persistent kernel's phases cost more "

@@ -67,6 +67,14 @@ def test_fusion_segments_rest_fell_more_and_alike():
     assert alike.outcome == fused_mlp.BOTH_ALIKE and "about as much" in alike
     grew = fused_mlp.fusion_segments(30e-6, 45e-6, 31e-6, 35e-6)
     assert grew.outcome == fused_mlp.REST_FELL_MORE and "up 1.0 µs" in grew
+    neither = fused_mlp.fusion_segments(37e-6, 36e-6, 88e-6, 80e-6)     # a software renderer: kernels > step
+    assert neither.outcome == fused_mlp.NEITHER_FELL and "neither part fell" in neither
+
+
+def test_versus_sentence_starts_with_a_capital_either_way():
+    slow, fast = T(20.0), T(10.0)
+    assert bench_fused.versus(slow, fast, "the fused epoch", "notebook 05's").startswith("Notebook 05's")
+    assert bench_fused.versus(fast, slow, "the fused epoch", "notebook 05's").startswith("The fused epoch")
 
 
 # --- notebook 06, section 6: the training loop's epochs against back-to-back ones ----------------------------

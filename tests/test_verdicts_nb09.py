@@ -44,7 +44,7 @@ def test_grid_barrier_account_without_a_persistent_run():
 def test_persistent_epoch_on_all_sides():
     slower = persistent_mlp.persistent_epoch(T(27.8e-3), T(15.8e-3), 18.3 * US, steps=469)
     assert slower.outcome == timing.B_FASTER and "1.8× faster than the persistent" in slower
-    assert "18.3 µs a step (8.58 ms an epoch)" in slower and slower.startswith("The fused trainer's")
+    assert "18.3 µs a step (8.58 ms an epoch)" in slower and slower.startswith("The fused trainer's epoch")
     faster = persistent_mlp.persistent_epoch(T(12.0e-3), T(15.8e-3), 18.3 * US, steps=469)
     assert faster.outcome == timing.A_FASTER and faster.startswith("The persistent kernel's epoch")
     same = persistent_mlp.persistent_epoch(T(15.9e-3), T(15.8e-3), None, steps=469)

@@ -449,9 +449,15 @@ def row_timing(row: dict) -> timing.Timing:
     return timing.Timing.from_row(row)
 
 
+def versus(a: timing.Timing, b: timing.Timing, name_a: str, name_b: str, margin: float = timing.MARGIN) -> timing.Verdict:
+    """timing.versus as a sentence: its first letter a capital, whichever name comes first."""
+    v = timing.versus(a, b, name_a, name_b, margin)
+    return timing.Verdict(v[0].upper() + v[1:], v.outcome)
+
+
 def rows_versus(row_a: dict, row_b: dict, name_a: str, name_b: str, margin: float = timing.MARGIN) -> timing.Verdict:
-    """timing.versus of two benchmark rows' epochs."""
-    return timing.versus(row_timing(row_a), row_timing(row_b), name_a, name_b, margin)
+    """versus of two benchmark rows' epochs."""
+    return versus(row_timing(row_a), row_timing(row_b), name_a, name_b, margin)
 
 
 WHY_GRAPHS = {
