@@ -227,7 +227,8 @@ def test_sweep_verdict_within_noise_and_clear_best():
     clear = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9850}, 10_000)
     assert clear.outcome == bench_dropout.CLEAR_BEST and "A's 98.79 %" in clear
     wide = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9850}, 10_000, seed_range=0.4)   # seeds spread more
-    assert wide.outcome == bench_dropout.WITHIN_NOISE and "0.40 points" in wide
+    assert wide.outcome == bench_dropout.WITHIN_NOISE and "0.40 points (the spread across seeds)" in wide
+    assert "twice the sampling noise of 10,000 validation images" in clear
 
 
 def test_shown_path_is_relative_to_the_repository():

@@ -190,10 +190,13 @@ def sweep_verdict(accuracies: dict, n_val: int, seed_range: float = 0.0) -> timi
     noise (split_noise): a recipe closer than that to the best is the same within the noise. Outcome:
     CLEAR_BEST or WITHIN_NOISE."""
     best = max(accuracies, key=accuracies.get)
-    noise = max(seed_range, 2 * split_noise(accuracies[best], n_val))
+    sampling = 2 * split_noise(accuracies[best], n_val)
+    noise = max(seed_range, sampling)
     close = [name for name, a in accuracies.items() if name != best and 100 * (accuracies[best] - a) < noise]
+    source = ("the spread across seeds" if seed_range > sampling else
+              f"twice the sampling noise of {n_val:,} validation images")
     head = (f"The best validation accuracy, {best}'s {100 * accuracies[best]:.2f} %, against a noise of {noise:.2f} "
-            f"points (twice the sampling noise of {n_val:,} validation images, or the spread across seeds if larger)")
+            f"points ({source})")
     if not close:
         return timing.Verdict(head + ": it is better than every other recipe by more than that", CLEAR_BEST)
     return timing.Verdict(head + f": {', '.join(close)} {'lies' if len(close) == 1 else 'lie'} within it, the same "
