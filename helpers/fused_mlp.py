@@ -436,14 +436,16 @@ def loop_order(loop_fused: timing.Timing, loop_unfused: timing.Timing, back_fuse
         "epochs measure more than the two trainers' work; section 4's back-to-back epochs are the comparison", REVERSED)
 
 
-def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float = 0.0, margin: float = 0.15) -> timing.Verdict:
+def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | None = None,
+                  margin: float = 0.15) -> timing.Verdict:
     """A training loop's epochs (evaluation left out) against back-to-back epochs of the same trainer, with
-    drawing, the seconds an epoch the loop spent drawing its progress bar and plot while the GPU waited.
+    drawing, the seconds an epoch the loop spent drawing its progress bar and plot while the GPU waited
+    (None: the loop drew neither).
     Slower only when back-to-back is faster beyond the noise and by more than `margin`; outcome
     timing.SAME or "slower in the loop"."""
     ratio = loop.median / back.median
     pause = (f"the loop drew a progress bar and a live plot at every check ({1e3 * drawing:.1f} ms an epoch, left "
-             "out of the epoch's time, the GPU idle meanwhile)" if drawing > 0 else
+             "out of the epoch's time, the GPU idle meanwhile)" if drawing is not None else
              "the loop drew nothing during its epochs, and the GPU waited only for the evaluation between them")
     if timing.compare(back, loop, margin) == timing.A_FASTER:
         return timing.Verdict(

@@ -115,7 +115,7 @@ def test_loop_slowdown_noisy_loop_is_not_called_slower():
 def test_loop_slowdown_names_what_the_loop_drew():
     drew = fused_mlp.loop_slowdown(T(56.0), T(29.2), drawing=6e-3)
     assert "progress bar and a live plot" in drew and "6.0 ms an epoch" in drew
-    assert "drew nothing" in fused_mlp.loop_slowdown(T(30.0), T(29.2), drawing=0.0)
+    assert "drew nothing" in fused_mlp.loop_slowdown(T(30.0), T(29.2))
 
 
 # --- notebook 06, section 8 and What we measured: the fused epoch against PyTorch -------------------------
