@@ -12,8 +12,8 @@ matmuls; default leaves JAX's default, which lets TF32 in on NVIDIA GPUs. --quic
 
 It serves epochs: after one epoch that compiles, it prints one line of JSON ({"ready": true, "name": ...,
 "precision", "device", "reason"}, or {"ready": false, "reason": ...} without JAX), then for every line
-"epoch" it reads on stdin runs one epoch and prints its seconds (wall clock, block_until_ready at both
-ends), and for "loss" the last epoch's mean loss; it exits at "quit" or the end of its input. So the caller
+"epoch" it reads on stdin runs one epoch and prints "= " and its seconds (wall clock, block_until_ready at
+both ends), and for "loss" "= " and the last epoch's mean loss; it exits at "quit" or the end of its input. So the caller
 takes JAX's epochs in turn with its own (timing.measure_interleaved), and builds the rows.
 
 Why a process of its own: the benchmark holds an OpenGL (EGL) context on the same GPU, and JAX keeps its
@@ -28,10 +28,11 @@ import argparse
 import contextlib
 import json
 import os
-import select
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -43,6 +44,7 @@ BATCH = 128
 CLOCK = "wall clock, block_until_ready at both ends"
 ROOT = Path(__file__).resolve().parents[2]
 NO_JAX = "JAX not installed here: no JAX rows"
+ANSWER = "= "   # the server's answers start with it; any other line on its stdout (a library's print) is skipped
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,9 +144,9 @@ def serve(hidden: int, optimizer: str, lr: float, mu: float, precision: str, qui
         for line in lines:
             word = line.strip()
             if word == "epoch":
-                print(repr(one()), file=out, flush=True)
+                print(ANSWER + repr(one()), file=out, flush=True)
             elif word == "loss":
-                print(repr(float(np.dot(np.asarray(state["losses"]), counts) / n)), file=out, flush=True)
+                print(ANSWER + repr(float(np.dot(np.asarray(state["losses"]), counts) / n)), file=out, flush=True)
             elif word == "quit":
                 return
 
@@ -191,8 +193,15 @@ class JaxEpochs:
         self.errors = tempfile.TemporaryFile("w+")   # a file, not a pipe: a full pipe would stall the server
         self.process = subprocess.Popen(self.command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=self.errors, text=True, env=env)
-        first = self._line()
-        if first is None or not first.startswith("{"):
+        self.lines = queue.Queue()   # the server's stdout, line by line, read by a thread of its own
+
+        def read(stdout, lines):
+            for line in stdout:
+                lines.put(line)
+            lines.put("")   # the end of its output
+        threading.Thread(target=read, args=(self.process.stdout, self.lines), daemon=True).start()
+        first = self._line("{")
+        if first is None:
             self.reason = f"JAX precision {self.precision} failed to start{_tail(self._stderr())}"
             return self
         hello = json.loads(first)
@@ -202,10 +211,18 @@ class JaxEpochs:
             self.meta = {"clock": CLOCK, "precision": hello["precision"], "device": hello["device"]}
         return self
 
-    def _line(self) -> str | None:
-        ready, _, _ = select.select([self.process.stdout], [], [], self.timeout)
-        line = self.process.stdout.readline() if ready else ""
-        return line.strip() or None
+    def _line(self, prefix: str) -> str | None:
+        """The server's next line that starts with `prefix` (other lines skipped), or None when it has ended
+        or said nothing for `timeout` seconds."""
+        while True:
+            try:
+                line = self.lines.get(timeout=self.timeout)
+            except queue.Empty:
+                return None
+            if not line:
+                return None
+            if line.startswith(prefix):
+                return line.strip()
 
     def _stderr(self) -> str:
         if self.process.poll() is None:
@@ -217,10 +234,10 @@ class JaxEpochs:
     def _ask(self, word: str) -> float:
         self.process.stdin.write(word + "\n")
         self.process.stdin.flush()
-        line = self._line()
+        line = self._line(ANSWER)
         if line is None:
             raise RuntimeError(f"the JAX process gave no answer to {word!r}{_tail(self._stderr())}")
-        return float(line)
+        return float(line[len(ANSWER):])
 
     def sample(self) -> float:
         return self._ask("epoch")
