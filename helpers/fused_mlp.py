@@ -450,7 +450,7 @@ def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | Non
     if timing.compare(back, loop, margin) == timing.A_FASTER:
         return timing.Verdict(
             f"the training loop's epochs ({loop.text()}) took {ratio:.2f}× a back-to-back epoch ({back.text()}): "
-            f"{pause}, and notebook 05 measures what such pauses do to the GPU's clock", "slower in the loop")
+            f"{pause}; notebook 05 measures what such pauses do to the GPU's clock", "slower in the loop")
     return timing.Verdict(f"the training loop's epochs ({loop.text()}) took about a back-to-back epoch's time "
                           f"({back.text()}, {ratio:.2f}×, the same within the noise): {pause}", timing.SAME)
 
