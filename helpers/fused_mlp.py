@@ -63,8 +63,7 @@ from __future__ import annotations
 import moderngl
 import numpy as np
 
-from . import gl, reference, rng
-from .findings import times
+from . import gl, reference, rng, timing
 from .mlp import Trainer
 
 N_OUT = 10
@@ -367,42 +366,93 @@ FUSED_ROW = "fused 784-128-10 SGD"  # benches.fused: the two-dispatch epoch ever
                                    # row is helpers.bench.train.EAGER_ROW, in the same section)
 
 
-def kernel_share(name: str, share: float, margin: float = 0.05) -> str:
-    """'name: kernels 60% of the epoch, mostly kernel time', from share = kernel time / epoch time; within
-    `margin` of one half it says so instead of calling either side 'mostly'."""
-    if not 0 <= share <= 1:
-        raise ValueError(f"a share of the epoch is between 0 and 1, got {share}")
-    if share > 0.5 + margin:
-        words = "mostly kernel time: a further gain has to come from the kernels themselves"
-    elif share < 0.5 - margin:
-        words = "mostly fixed costs and waiting: fewer dispatches would gain more than faster kernels"
+MOSTLY_KERNEL, MOSTLY_FIXED, ABOUT_HALF = "mostly kernel time", "mostly fixed costs", "about half"
+
+
+def kernel_share(name: str, share: float, low: float | None = None, high: float | None = None,
+                 margin: float = 0.05) -> timing.Verdict:
+    """'name: kernels 60% of the epoch, mostly kernel time', from share = kernel time / epoch time, and its
+    band low..high (the share at the epoch's 80th and 20th percentiles; default: the share alone). Mostly
+    kernel time only when the whole band lies above one half by more than `margin`, mostly fixed costs only
+    when it lies below by as much; otherwise about half. Outcome: MOSTLY_KERNEL, MOSTLY_FIXED or ABOUT_HALF."""
+    low, high = share if low is None else low, share if high is None else high
+    if not 0 <= low <= share <= high <= 1:
+        raise ValueError(f"a share of the epoch is between 0 and 1, with low <= share <= high; got {low}, {share}, {high}")
+    if low > 0.5 + margin:
+        outcome, words = MOSTLY_KERNEL, "mostly kernel time: a further gain has to come from the kernels themselves"
+    elif high < 0.5 - margin:
+        outcome, words = MOSTLY_FIXED, "mostly fixed costs and waiting: fewer dispatches would gain more than faster kernels"
     else:
-        words = "about half kernel time, half fixed costs and waiting"
-    return f"{name}: kernels {share:.0%} of the epoch, {words}"
+        outcome, words = ABOUT_HALF, "about half kernel time, half fixed costs and waiting"
+    band = f" ({low:.0%}–{high:.0%})" if high > low else ""
+    return timing.Verdict(f"{name}: kernels {share:.0%}{band} of the epoch, {words}", outcome)
 
 
-def loop_order(loop_fused: float, loop_unfused: float, back_fused: float, back_unfused: float) -> str:
-    """Do the training loop's epochs order the two trainers as the back-to-back epochs do? Four epoch times
-    in seconds; the sentence gives both comparisons, and when they disagree, how far each trainer's loop
-    epoch is from its back-to-back one."""
-    both = (f"Back to back the fused epoch took {1e3 * back_fused:.1f} ms against {1e3 * back_unfused:.1f} ms "
-            f"({times(back_fused, back_unfused)}); in the training loop {1e3 * loop_fused:.1f} ms against "
-            f"{1e3 * loop_unfused:.1f} ms ({times(loop_fused, loop_unfused)})")
-    if (loop_fused < loop_unfused) == (back_fused < back_unfused):
-        return both + ": the same order both ways"
-    return (both + f". The loop reverses the order: there the fused epoch took {loop_fused / back_fused:.2f}× its "
-            f"back-to-back time and the unfused one {loop_unfused / back_unfused:.2f}×, so the loop's epochs measure "
-            "more than the two trainers' work; section 4's back-to-back epochs are the comparison")
+KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE, NEITHER_FELL = ("kernels fell more", "the rest fell more", "both fell alike",
+                                                              "neither fell")
 
 
-def loop_slowdown(loop: float, back: float, margin: float = 0.15) -> str:
-    """A training loop's epoch (seconds, evaluation left out) against a back-to-back epoch of the same trainer."""
-    ratio = loop / back
-    if ratio < 1 + margin:
-        return f"the training loop's epochs took about a back-to-back epoch's time ({ratio:.2f}×)"
-    return (f"the training loop's epochs took {ratio:.2f}× a back-to-back epoch: each follows a pause in which "
-            "the loop evaluates and draws while the GPU waits, and notebook 05 measures what such pauses do "
-            "to the GPU's clock")
+def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: float, step_fused: float,
+                    margin: float = 0.2) -> timing.Verdict:
+    """Which part of a step fusion shrank more, from notebook 06's table (seconds a step): the kernels (the
+    sum of each dispatch timed alone) and the rest of the step (its epoch's time a step minus the kernels:
+    launches, barriers, waiting). Two drops closer than `margin` of the larger are called alike. Outcome:
+    KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE, or NEITHER_FELL where neither part got smaller."""
+    us = lambda s: f"{1e6 * s:.1f} µs"                                       # noqa: E731
+    rest_u, rest_f = max(step_unfused - kernel_unfused, 0.0), max(step_fused - kernel_fused, 0.0)
+    drop = {"kernel": kernel_unfused - kernel_fused, "rest": rest_u - rest_f}
+    way = lambda d: f"{'down' if d >= 0 else 'up'} {us(abs(d))}"            # noqa: E731
+    text = (f"Fusion took the kernels of a step from {us(kernel_unfused)} to {us(kernel_fused)} ({way(drop['kernel'])}) "
+            f"and the rest of a step (its epoch's time a step minus the kernels: launches, barriers, waiting) from "
+            f"{us(rest_u)} to {us(rest_f)} ({way(drop['rest'])})")
+    larger = max(abs(drop["kernel"]), abs(drop["rest"]))
+    if drop["kernel"] <= 0 and drop["rest"] <= 0:
+        return timing.Verdict(text + ": neither part fell here", NEITHER_FELL)
+    if abs(drop["kernel"] - drop["rest"]) < margin * larger:
+        return timing.Verdict(text + ": the two fell by about as much", BOTH_ALIKE)
+    if drop["kernel"] > drop["rest"]:
+        return timing.Verdict(text + ": the kernels' time fell more", KERNEL_FELL_MORE)
+    return timing.Verdict(text + ": the rest of the step fell more", REST_FELL_MORE)
+
+
+SAME_ORDER, REVERSED, NOT_SEPARATED = "same order", "reversed", "not separated"
+
+
+def loop_order(loop_fused: timing.Timing, loop_unfused: timing.Timing, back_fused: timing.Timing,
+               back_unfused: timing.Timing) -> timing.Verdict:
+    """Do the training loop's epochs order the two trainers as the back-to-back epochs do? Four Timings of
+    epochs. Outcome: SAME_ORDER, REVERSED, or NOT_SEPARATED (either comparison the same within the noise)."""
+    back = timing.versus(back_fused, back_unfused, "the fused epoch back to back", "notebook 05's back to back")
+    loop = timing.versus(loop_fused, loop_unfused, "the fused epoch in the training loop", "notebook 05's in the loop")
+    both = f"{back[0].upper()}{back[1:]}; {loop}"
+    if timing.SAME in (back.outcome, loop.outcome):
+        return timing.Verdict(both + ": at least one pair is not separated by the noise, so no order to compare",
+                              NOT_SEPARATED)
+    if back.outcome == loop.outcome:
+        return timing.Verdict(both + ": the same order both ways", SAME_ORDER)
+    return timing.Verdict(
+        both + f". The loop reverses the order: there the fused epoch took {loop_fused.median / back_fused.median:.2f}× "
+        f"its back-to-back time and the unfused one {loop_unfused.median / back_unfused.median:.2f}×, so the loop's "
+        "epochs measure more than the two trainers' work; section 4's back-to-back epochs are the comparison", REVERSED)
+
+
+def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | None = None,
+                  margin: float = 0.15) -> timing.Verdict:
+    """A training loop's epochs (evaluation left out) against back-to-back epochs of the same trainer, with
+    drawing, the seconds an epoch the loop spent drawing its progress bar and plot while the GPU waited
+    (None: the loop drew neither).
+    Slower only when back-to-back is faster beyond the noise and by more than `margin`; outcome
+    timing.SAME or "slower in the loop"."""
+    ratio = loop.median / back.median
+    pause = (f"the loop drew a progress bar and a live plot at every check ({1e3 * drawing:.1f} ms an epoch, left "
+             "out of the epoch's time, the GPU idle meanwhile)" if drawing is not None else
+             "the loop drew nothing during its epochs, and the GPU waited only for the evaluation between them")
+    if timing.compare(back, loop, margin) == timing.A_FASTER:
+        return timing.Verdict(
+            f"the training loop's epochs ({loop.text()}) took {ratio:.2f}× a back-to-back epoch ({back.text()}): "
+            f"{pause}; notebook 05 measures what such pauses do to the GPU's clock", "slower in the loop")
+    return timing.Verdict(f"the training loop's epochs ({loop.text()}) took about a back-to-back epoch's time "
+                          f"({back.text()}, {ratio:.2f}×, the same within the noise): {pause}", timing.SAME)
 
 
 def bench_row(rows: list[dict], name: str) -> dict:
@@ -413,11 +463,13 @@ def bench_row(rows: list[dict], name: str) -> dict:
     raise KeyError(f"no row {name!r} in the benchmark rows ({len(rows)} rows): run python -m helpers.bench fused")
 
 
-def against_pytorch(rows: list[dict], card: str) -> str:
-    """The fused epoch against the fastest PyTorch row of the same benchmark run (rows with 'ms')."""
-    fused = bench_row(rows, FUSED_ROW)["ms"]
+def against_pytorch(rows: list[dict], card: str) -> timing.Verdict:
+    """The fused epoch against the fastest PyTorch row of the same benchmark run (rows with 'ms', and their
+    20-80 % band where stored): timing.versus of the two."""
+    fused = bench_row(rows, FUSED_ROW)
     torch = [r for r in rows if r["name"].startswith("PyTorch") and "ms" in r]
     best = min(torch, key=lambda r: r["ms"])
     way = best["name"].replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
-    return (f"The fused epoch ({fused:.1f} ms) is {times(fused, best['ms'])} than PyTorch's fastest way, {way} "
-            f"({best['ms']:.1f} ms), on the {card}, in the committed benchmark")
+    v = timing.versus(timing.Timing.from_row(fused), timing.Timing.from_row(best), "the fused epoch",
+                      f"PyTorch's fastest way here, {way}")
+    return timing.Verdict(f"{v[0].upper()}{v[1:]}, on the {card}, in the committed benchmark", v.outcome)

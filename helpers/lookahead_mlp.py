@@ -25,7 +25,7 @@ buffer "weights"; "params" gets the newest copy at the end of every epoch, on th
 
 from __future__ import annotations
 
-from . import gl
+from . import gl, timing
 from .fused_mlp import PREDICT, STORAGE_BARRIER, FusedMLP, N_OUT
 from .mlp import Trainer
 
@@ -119,18 +119,50 @@ class LookaheadMLP(Trainer):
     predict = FusedMLP.predict
 
 
-# --- notebook 09's sentences (tests/test_verdicts_nb0809.py) -------------------------------------------------------
+# --- notebook 09's sentences (tests/test_verdicts_nb09.py) -------------------------------------------------------
 
-def one_against_two(lookahead: float, fused: float, where: str = "here") -> str:
-    """The lookahead epoch (one dispatch a step) against the faster fused epoch (two), in the same unit."""
-    return (f"One dispatch a step {'beat' if lookahead < fused else 'did not beat'} two {where}: the lookahead epoch "
-            f"takes {lookahead / fused:.2f}× the fused epoch's time.")
+MARGIN = 0.10   # one dispatch a step against two: medians closer than 10 % are never called different
 
 
-def runs_agree(lookahead_here: float, fused_here: float, lookahead_there: float, fused_there: float) -> str:
-    """Whether this run and another (the committed benchmark) order the two trainers the same way."""
-    if (lookahead_here < fused_here) == (lookahead_there < fused_there):
-        return "This run and the committed one order the two trainers the same way."
-    return ("The two runs order the trainers differently: the gap between one dispatch a step and two is smaller "
-            "than what the same epoch varies from run to run, so neither is faster by a margin these runs can show.")
+def one_against_two(lookahead: timing.Timing, fused: timing.Timing, where: str = "here") -> timing.Verdict:
+    """The lookahead epoch (one dispatch a step) against the fused epoch (two), measured interleaved (or two
+    rows of one benchmark run): timing.versus with a margin of MARGIN. Outcome: A faster (lookahead), B
+    faster (fused), or the same within the noise."""
+    v = timing.versus(lookahead, fused, f"the lookahead epoch {where}", "the fused epoch", MARGIN)
+    words = {timing.A_FASTER: "one dispatch a step beat two", timing.B_FASTER: "one dispatch a step did not beat two",
+             timing.SAME: "neither is faster by a margin this measurement can show"}[v.outcome]
+    return timing.Verdict(f"{v[0].upper()}{v[1:]}: {words}.", v.outcome)
 
+
+def runs_agree(here: timing.Verdict, there: timing.Verdict) -> timing.Verdict:
+    """Whether two verdicts of one_against_two (this run's, the committed benchmark's) came out the same.
+    Outcome: "agree" or "differ"."""
+    if here.outcome == there.outcome:
+        return timing.Verdict("This run and the committed one come to the same verdict.", "agree")
+    return timing.Verdict("This run and the committed one come to different verdicts: the gap between one dispatch "
+                          "a step and two is about as large as what the same epoch varies between runs.", "differ")
+
+
+THE_FLOOR, THE_WORK, BOTH, DID_NOT_LOSE = "its floor", "its work", "floor and work", "did not lose"
+
+
+def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.Timing, fused_floor: timing.Timing,
+                  margin: float = MARGIN) -> timing.Verdict:
+    """Why the lookahead epoch loses to the fused one, from the two epochs and their floors (Timings measured
+    together): the lookahead's floor is its epoch with every group's work switched off (the gram dispatch and
+    one dispatch a step that does nothing), the fused floor two empty dispatches a step. The work is an
+    epoch above its floor (medians). Outcome: DID_NOT_LOSE where the lookahead epoch is not slower beyond the
+    noise; else THE_FLOOR where its work takes no more than the fused work (+ margin), THE_WORK where its
+    floor is no higher than the fused floor (+ margin), BOTH otherwise."""
+    ms = lambda s: f"{1e3 * s:.2f} ms"                                           # noqa: E731
+    work_look, work_fused = look.median - look_floor.median, fused.median - fused_floor.median
+    text = (f"The lookahead's floor, its epoch with no group's work, took {look_floor.text()} against the fused "
+            f"trainer's floor of two empty dispatches a step, {fused_floor.text()}; above its floor its work took "
+            f"{ms(work_look)} an epoch against the fused trainer's {ms(work_fused)}")
+    if timing.compare(look, fused, margin) != timing.B_FASTER:
+        return timing.Verdict(text + ": the lookahead epoch did not lose here.", DID_NOT_LOSE)
+    if work_look <= work_fused * (1 + margin):
+        return timing.Verdict(text + ": it loses by its floor, not by its work.", THE_FLOOR)
+    if look_floor.median <= fused_floor.median * (1 + margin):
+        return timing.Verdict(text + ": it loses by its work, not by its floor.", THE_WORK)
+    return timing.Verdict(text + ": it loses by both its floor and its work.", BOTH)

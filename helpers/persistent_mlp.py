@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import findings, gl
+from . import gl, timing
 from .fused_mlp import BINDINGS as FUSED_BINDINGS, PREDICT, STORAGE_BARRIER, FusedMLP, N_OUT, step_buffers
 from .mlp import Trainer
 
@@ -146,48 +146,59 @@ class PersistentMLP(Trainer):
     predict = FusedMLP.predict
 
 
-# --- notebook 09's sentences: one account of what the grid barriers saved (tests/test_verdicts_nb0809.py) ---------
+# --- notebook 09's sentences: one account of what the grid barriers saved (tests/test_verdicts_nb09.py) -------------
 
-def grid_barrier_account(empty: float, barrier: float, as_dispatches: float, inside: float | None,
-                         dispatches: int = PHASES, grid_barriers: int = PersistentMLP.GRID_BARRIERS) -> str:
-    """What joining a step's phases by grid barriers saved, in one account (seconds each): `empty`, an empty
-    dispatch with its barrier; `barrier`, one grid barrier; the step as `dispatches` dispatches (one a phase)
-    and `inside` one dispatch of many steps (None where the trainer could not run persistent). The fixed
-    costs (dispatches × empty − grid_barriers × barrier) are the part an empty step would save; the rest is
+SAVED, COST, NOT_MEASURED = "saved", "cost", "not measured"
+
+
+def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispatches: timing.Timing,
+                         inside: timing.Timing | None, dispatches: int = PHASES,
+                         grid_barriers: int = PersistentMLP.GRID_BARRIERS) -> timing.Verdict:
+    """What joining a step's phases by grid barriers saved, in one account (Timings of seconds): `empty`, an
+    empty dispatch with its barrier; `barrier`, one grid barrier; the step as `dispatches` dispatches (one a
+    phase) and `inside` one dispatch of many steps (None where the trainer could not run persistent).
+    Outcome: SAVED or COST when the step inside one dispatch is faster or slower beyond the noise
+    (timing.compare), timing.SAME otherwise, NOT_MEASURED without `inside`. Where it saved, the fixed costs
+    (dispatches × empty − grid_barriers × barrier, medians) are the part an empty step would save; the rest is
     what a real dispatch boundary costs beyond an empty dispatch."""
     if inside is None:
-        return ("No step ran inside a dispatch of many here (the trainer fell back to a dispatch a phase), so what "
-                "the grid barriers save is not measured here.")
+        return timing.Verdict("No step ran inside a dispatch of many here (the trainer fell back to a dispatch a "
+                              "phase), so what the grid barriers save is not measured here.", NOT_MEASURED)
     us = lambda s: 1e6 * s                                                    # noqa: E731
-    saved, fixed = as_dispatches - inside, dispatches * empty - grid_barriers * barrier
-    head = (f"A step as {dispatches} dispatches took {us(as_dispatches):.1f} µs, inside one dispatch of many "
-            f"{us(inside):.1f} µs: joining its phases by {grid_barriers} grid barriers ")
-    if saved < 0:
-        return head + f"cost {us(-saved):.1f} µs a step more."
-    if us(saved) < 0.05:
-        return head + "saved nothing."
+    outcome = timing.compare(inside, as_dispatches)
+    saved = as_dispatches.median - inside.median
+    fixed = dispatches * empty.median - grid_barriers * barrier.median
+    head = (f"A step as {dispatches} dispatches took {as_dispatches.text()}, inside one dispatch of many "
+            f"{inside.text()}: joining its phases by {grid_barriers} grid barriers ")
+    if outcome == timing.B_FASTER:
+        return timing.Verdict(head + f"cost {us(-saved):.1f} µs a step more.", COST)
+    if outcome == timing.SAME:
+        return timing.Verdict(head + "changed the step by less than the noise we measured.", timing.SAME)
     text = head + f"saved {us(saved):.1f} µs a step. "
     if fixed <= 0:
-        return text + (f"The fixed costs explain none of it (an empty dispatch with its barrier {us(empty):.2f} µs, a "
-                       f"grid barrier {us(barrier):.2f} µs): all of it is what a dispatch boundary costs beyond an "
-                       "empty dispatch.")
+        return timing.Verdict(text + (
+            f"The fixed costs explain none of it (an empty dispatch with its barrier {empty.text()}, a grid barrier "
+            f"{barrier.text()}): all of it is what a dispatch boundary costs beyond an empty dispatch."), SAVED)
     rest = saved - fixed
     text += (f"The fixed costs explain {us(min(fixed, saved)):.2f} µs of it ({dispatches} empty dispatches with their "
-             f"barriers at {us(empty):.2f} µs against {grid_barriers} grid barriers at {us(barrier):.2f} µs)")
+             f"barriers at {us(empty.median):.2f} µs against {grid_barriers} grid barriers at {us(barrier.median):.2f} µs)")
     if rest > 0:
         text += (f"; the other {us(rest):.1f} µs is what a real dispatch boundary costs beyond an empty one: the "
                  "work groups of one dispatch starting, and its last ones draining while the next may not begin")
-    return text + "."
+    return timing.Verdict(text + ".", SAVED)
 
 
-def persistent_epoch(epoch_persistent: float, epoch_fused: float, saved: float | None, steps: int) -> str:
-    """The persistent epoch against the fused one (seconds), with what the grid barriers saved a step (None: not
-    measured, as where the trainer fell back to a dispatch a phase)."""
+def persistent_epoch(epoch_persistent: timing.Timing, epoch_fused: timing.Timing, saved: float | None,
+                     steps: int) -> timing.Verdict:
+    """The persistent epoch against the fused one (Timings measured interleaved), with what the grid barriers
+    saved a step (seconds; None: not measured, as where the trainer fell back to a dispatch a phase).
+    Outcome: timing.versus's (A: the persistent kernel)."""
     saving = ("what the grid barriers saved was not measured here" if saved is None else
               f"the grid barriers saved {1e6 * saved:.1f} µs a step ({1e3 * saved * steps:.2f} ms an epoch)"
               if saved > 0 else "the grid barriers saved nothing")
-    if epoch_persistent < epoch_fused:
-        return (f"The persistent kernel is faster here: {findings.times(epoch_persistent, epoch_fused)} than the "
-                f"fused trainer's epoch; {saving}.")
-    return (f"The persistent kernel is slower here: its epoch is {epoch_persistent / epoch_fused:.2f}× the fused "
-            f"epoch. {saving[0].upper() + saving[1:]}; its phases cost more than the fused trainer's two kernels.")
+    v = timing.versus(epoch_persistent, epoch_fused, "the persistent kernel's epoch", "the fused trainer's epoch")
+    v = timing.Verdict(v[0].upper() + v[1:], v.outcome)
+    if v.outcome == timing.B_FASTER:
+        return timing.Verdict(f"{v}. {saving[0].upper() + saving[1:]}; the persistent kernel's phases cost more "
+                              "than the fused trainer's two kernels.", v.outcome)
+    return timing.Verdict(f"{v}; {saving}.", v.outcome)

@@ -62,36 +62,29 @@ def lines(series: dict, xlabel: str = "", ylabel: str = "", title: str = ""):
 STYLES = (("tab:blue", "o"), ("tab:orange", "s"), ("tab:green", "^"), ("tab:red", "D"), ("tab:purple", "v"))
 
 
-def seed_curves(panels: list, xlabel: str = "epoch", title: str = ""):
-    """Curves of one recipe run from several seeds, one panel per entry of panels = [(ylabel, {label: (xs, ys)},
-    log_scale)]. Seeds that lie on top of each other stay visible: each has its own colour and marker, lines
-    are half transparent, markers are staggered along long lines (and short lines are shifted apart along x
-    by 1 % of the axis), and where all seeds share their xs the band from the lowest to the highest is shaded.
-    The legend sits outside the data, right of the last panel."""
+def seed_band(series: dict, ylabel: str, xlabel: str = "epoch", log: bool = False, title: str = ""):
+    """One recipe run from several seeds as one line and one band on one axis: series {seed label: (xs, ys)},
+    all sampled at the same xs (up to the shortest run). The line is the median across seeds at each x, the shaded band spans the
+    lowest to the highest seed, so seeds that lie on top of each other do not hide one another; log: a
+    logarithmic y axis (an error rate that falls by orders of magnitude)."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels) + 1.5, 3.6), squeeze=False)
-    for ax, (ylabel, series, log) in zip(axes[0], panels):
-        items = [(label, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)) for label, (xs, ys) in series.items()]
-        same_x = len(items) > 1 and all(len(x) == len(items[0][1]) and np.array_equal(x, items[0][1]) for _, x, _ in items)
-        if same_x:
-            ys = np.array([y for _, _, y in items])
-            ax.fill_between(items[0][1], ys.min(0), ys.max(0), color="0.6", alpha=0.25, lw=0, label="lowest to highest seed")
-        for i, (label, xs, ys) in enumerate(items):
-            colour, marker = STYLES[i % len(STYLES)]
-            if len(xs) <= 30:  # few points: shift each seed apart along x, a marker on every point
-                span = (xs.max() - xs.min()) if len(xs) > 1 else 1.0
-                xs, every = xs + (i - (len(items) - 1) / 2) * 0.01 * span, 1
-            else:              # many points: markers staggered so every seed shows its own
-                step = max(1, len(xs) // 12)
-                every = (i * step // max(1, len(items)), step)
-            ax.plot(xs, ys, color=colour, marker=marker, markevery=every, markersize=5, lw=1.2, alpha=0.6, label=label)
-        if log:
-            ax.set_yscale("log")
-        ax.set(xlabel=xlabel, ylabel=ylabel)
-        ax.grid(alpha=0.3, which="both" if log else "major")
-    axes[0][-1].legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
-    fig.suptitle(title)
+    items = [(np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)) for xs, ys in series.values()]
+    n = min(len(x) for x, _ in items)   # a run stopped early by its time budget: the points all seeds have
+    xs = items[0][0][:n]
+    if any(not np.array_equal(x[:n], xs) for x, _ in items):
+        raise ValueError("seed_band needs every seed sampled at the same xs")
+    ys = np.array([y[:n] for _, y in items])
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    ax.fill_between(xs, ys.min(0), ys.max(0), color="tab:blue", alpha=0.25, lw=0,
+                    label=f"lowest to highest of {len(items)} seeds")
+    ax.plot(xs, np.median(ys, axis=0), color="tab:blue", marker="o" if len(xs) <= 40 else None, markersize=3, lw=1.2,
+            label="median of the seeds")
+    if log:
+        ax.set_yscale("log")
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    ax.grid(alpha=0.3, which="both" if log else "major")
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
 

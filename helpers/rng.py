@@ -1,9 +1,9 @@
 """Counter-based random numbers for dropout: the NumPy twin of the hash in glsl/fused_*_2_dropout.comp.
 Introduced in notebook 06.
 
-A stateful generator (NumPy's default_rng, a GPU thread's own LCG) hands out numbers in sequence: to
-know the millionth number you must draw the 999,999 before it, and thousands of GPU threads would each
-need their own state, stored and carried from step to step. A counter-based generator is a pure
+A stateful generator (NumPy's default_rng, which runs PCG64; or a small generator kept by each GPU thread)
+hands out numbers in sequence: to know the millionth number you must draw the 999,999 before it, and
+thousands of GPU threads would each need their own state, stored and carried from step to step. A counter-based generator is a pure
 function: random = hash(key, counter). Here the key is the run's seed and the counters are the step
 (since training began), the layer (0 inputs, 1 hidden units), the sample's row in the batch and the
 unit. Any thread computes the number it needs from its own indices, in any order, as often as it likes

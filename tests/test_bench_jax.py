@@ -3,6 +3,8 @@ the leftover batch padded with weight 0) gives the parameters of reference's Num
 
 Awkward sizes: 300 random images at batch 128, so the last batch holds 44; hidden 16."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -57,3 +59,42 @@ def test_epoch_matches_reference(optimizer):
     for name in expected:
         assert rel_error(np.asarray(params[name]), expected[name]) < 1e-5, name
     assert rel_error(np.asarray(got_losses), losses) < 1e-5
+
+
+FAKE_SERVER = r'''
+import json, sys
+print("a library's stray line on stdout")
+print(json.dumps({"ready": True, "name": "JAX fake", "precision": "highest", "device": "cpu:0", "reason": "fake"}), flush=True)
+n = 0
+for line in sys.stdin:
+    word = line.strip()
+    if word == "epoch":
+        n += 1
+        print("noise before the answer"); print("= " + repr(0.001 * n), flush=True)
+    elif word == "loss":
+        print("= 0.25", flush=True)
+    elif word == "quit":
+        break
+'''
+
+
+def test_epochs_served_one_per_request(tmp_path):
+    """JaxEpochs against a stand-in server speaking the same protocol: stray lines skipped, one epoch a request."""
+    script = tmp_path / "server.py"
+    script.write_text(FAKE_SERVER)
+    served = jax_epoch.JaxEpochs(hidden=16, optimizer="sgd", lr=0.3, precision="highest", quick=True, timeout=60)
+    served.command = [sys.executable, str(script)]
+    with served:
+        assert served.ready and served.name == "JAX fake" and served.meta["precision"] == "highest"
+        assert [served.sample() for _ in range(3)] == [0.001, 0.002, 0.003]
+        assert served.loss() == 0.25
+    assert served.process.poll() == 0
+
+
+def test_a_server_that_dies_says_why(tmp_path):
+    script = tmp_path / "server.py"
+    script.write_text("import sys\nsys.stderr.write('no GPU for you\\n')\nsys.exit(3)\n")
+    served = jax_epoch.JaxEpochs(hidden=16, optimizer="sgd", lr=0.3, precision="default", quick=True, timeout=60)
+    served.command = [sys.executable, str(script)]
+    with served:
+        assert not served.ready and "failed to start" in served.reason and "no GPU for you" in served.reason

@@ -2,21 +2,41 @@
 threshold, so a printed verdict can never contradict the numbers printed beside it; and which shaders
 FusedMLP picks when given no layout (a rule of the net's shape, no GPU needed to check it)."""
 
+from pathlib import Path
+
 import pytest
 
-from helpers import fused_mlp
+from helpers import fused_mlp, timing
+from helpers.bench import fused as bench_fused
 from helpers.bench import dropout as bench_dropout
 from helpers.bench import train as bench_train
 
 
+def T(ms, spread=0.01, n=9):
+    """A made-up Timing: n epochs around `ms` milliseconds, spread ± `spread` of it (evenly)."""
+    return timing.Timing(tuple(ms * 1e-3 * (1 + spread * (2 * i / (n - 1) - 1)) for i in range(n)))
+
+
 # --- notebook 06, section 4: is an epoch mostly kernel time? ---------------------------------------------
 
-@pytest.mark.parametrize("share, words", [(0.60, "mostly kernel time"), (0.56, "mostly kernel time"),
-                                          (0.54, "about half"), (0.50, "about half"), (0.46, "about half"),
-                                          (0.44, "mostly fixed costs"), (0.20, "mostly fixed costs")])
-def test_kernel_share_either_side_of_half(share, words):
-    sentence = fused_mlp.kernel_share("fused", share)
-    assert words in sentence and f"{share:.0%}" in sentence
+@pytest.mark.parametrize("share, words, outcome", [(0.60, "mostly kernel time", fused_mlp.MOSTLY_KERNEL),
+                                                   (0.56, "mostly kernel time", fused_mlp.MOSTLY_KERNEL),
+                                                   (0.54, "about half", fused_mlp.ABOUT_HALF),
+                                                   (0.50, "about half", fused_mlp.ABOUT_HALF),
+                                                   (0.46, "about half", fused_mlp.ABOUT_HALF),
+                                                   (0.44, "mostly fixed costs", fused_mlp.MOSTLY_FIXED),
+                                                   (0.20, "mostly fixed costs", fused_mlp.MOSTLY_FIXED)])
+def test_kernel_share_either_side_of_half(share, words, outcome):
+    v = fused_mlp.kernel_share("fused", share)
+    assert words in v and f"{share:.0%}" in v and v.outcome == outcome
+
+
+def test_kernel_share_decides_from_its_band():
+    """A share of 60 % whose band reaches down to 52 % is not called mostly kernel time."""
+    v = fused_mlp.kernel_share("fused", 0.60, low=0.52, high=0.64)
+    assert v.outcome == fused_mlp.ABOUT_HALF and "52%–64%" in v
+    assert fused_mlp.kernel_share("fused", 0.40, low=0.38, high=0.449).outcome == fused_mlp.MOSTLY_FIXED
+    assert fused_mlp.kernel_share("fused", 0.40, low=0.38, high=0.46).outcome == fused_mlp.ABOUT_HALF
 
 
 def test_kernel_share_at_half_is_not_called_mostly_fixed_costs():
@@ -27,49 +47,99 @@ def test_kernel_share_at_half_is_not_called_mostly_fixed_costs():
 def test_kernel_share_refuses_a_share_outside_0_1():
     with pytest.raises(ValueError, match="share"):
         fused_mlp.kernel_share("fused", 1.5)
+    with pytest.raises(ValueError, match="share"):
+        fused_mlp.kernel_share("fused", 0.5, low=0.6)
+
+
+# --- notebook 06, question 2: which segment did fusion shrink? ----------------------------------------------
+
+def test_fusion_segments_kernel_fell_more():
+    """The table's case: kernels 34.9 -> 19.5 µs a step while the epoch a step went 38.8 -> 23.0 µs."""
+    v = fused_mlp.fusion_segments(34.9e-6, 38.8e-6, 19.5e-6, 23.0e-6)
+    assert v.outcome == fused_mlp.KERNEL_FELL_MORE and "kernels' time fell more" in v
+    assert "34.9 µs to 19.5 µs (down 15.4 µs)" in v and "3.9 µs to 3.5 µs (down 0.4 µs)" in v
+
+
+def test_fusion_segments_rest_fell_more_and_alike():
+    v = fused_mlp.fusion_segments(30e-6, 45e-6, 28e-6, 30e-6)
+    assert v.outcome == fused_mlp.REST_FELL_MORE and "the rest of the step fell more" in v
+    alike = fused_mlp.fusion_segments(30e-6, 45e-6, 25e-6, 35.5e-6)      # down 5 and 4.5 µs
+    assert alike.outcome == fused_mlp.BOTH_ALIKE and "about as much" in alike
+    grew = fused_mlp.fusion_segments(30e-6, 45e-6, 31e-6, 35e-6)
+    assert grew.outcome == fused_mlp.REST_FELL_MORE and "up 1.0 µs" in grew
+    neither = fused_mlp.fusion_segments(37e-6, 36e-6, 88e-6, 80e-6)     # a software renderer: kernels > step
+    assert neither.outcome == fused_mlp.NEITHER_FELL and "neither part fell" in neither
+
+
+def test_versus_sentence_starts_with_a_capital_either_way():
+    slow, fast = T(20.0), T(10.0)
+    assert bench_fused.versus(slow, fast, "the fused epoch", "notebook 05's").startswith("Notebook 05's")
+    assert bench_fused.versus(fast, slow, "the fused epoch", "notebook 05's").startswith("The fused epoch")
 
 
 # --- notebook 06, section 6: the training loop's epochs against back-to-back ones ----------------------------
 
 def test_loop_order_agrees_with_back_to_back():
-    s = fused_mlp.loop_order(loop_fused=0.0130, loop_unfused=0.0240, back_fused=0.0126, back_unfused=0.0231)
-    assert "the same order" in s and "1.8× faster" in s and "reverses" not in s
+    v = fused_mlp.loop_order(T(13.0), T(24.0), T(12.6), T(23.1))
+    assert v.outcome == fused_mlp.SAME_ORDER and "the same order" in v and "1.8× faster" in v
+    assert v.startswith("The fused epoch back to back")
 
 
 def test_loop_order_reversed_says_so_with_both_ratios():
-    """The case the committed run printed without comment: fused 26.1 ms in the loop against 24.4 ms unfused,
-    while back to back the fused epoch was 1.83× faster."""
-    s = fused_mlp.loop_order(loop_fused=0.0261, loop_unfused=0.0244, back_fused=0.0126, back_unfused=0.02307)
-    assert "reverses" in s and "1.1× slower" in s and "1.8× faster" in s
-    assert "2.07×" in s and "1.06×" in s        # each trainer's loop epoch against its back-to-back one
+    """Fused 26.1 ms in the loop against 24.4 ms unfused, while back to back the fused epoch was 1.83× faster."""
+    v = fused_mlp.loop_order(T(26.1), T(24.4), T(12.6), T(23.07))
+    assert v.outcome == fused_mlp.REVERSED and "reverses" in v and "1.1× faster" in v and "1.8× faster" in v
+    assert "2.07×" in v and "1.06×" in v        # each trainer's loop epoch against its back-to-back one
 
 
-def test_loop_order_just_either_side_of_equal():
-    faster = fused_mlp.loop_order(loop_fused=0.0199, loop_unfused=0.0200, back_fused=0.010, back_unfused=0.020)
-    slower = fused_mlp.loop_order(loop_fused=0.0201, loop_unfused=0.0200, back_fused=0.010, back_unfused=0.020)
-    assert "the same order" in faster and "reverses" in slower
+def test_loop_order_not_separated_by_the_noise():
+    v = fused_mlp.loop_order(T(19.9, 0.05), T(20.0, 0.05), T(10.0), T(20.0))
+    assert v.outcome == fused_mlp.NOT_SEPARATED and "same time within the noise" in v
 
 
-@pytest.mark.parametrize("loop, back, words", [(0.0596, 0.0292, "2.04× a back-to-back epoch"),
-                                               (0.0340, 0.0292, "1.16× a back-to-back epoch"),
-                                               (0.0330, 0.0292, "about a back-to-back epoch"),
-                                               (0.0292, 0.0292, "about a back-to-back epoch")])
-def test_loop_slowdown_either_side_of_15_percent(loop, back, words):
-    s = fused_mlp.loop_slowdown(loop, back)
-    assert words in s
-    assert ("notebook 05" in s) == ("about" not in words)   # the pointer to the clock lesson only for a gap
+@pytest.mark.parametrize("loop, back, outcome, words", [(59.6, 29.2, "slower in the loop", "2.04× a back-to-back epoch"),
+                                                        (34.0, 29.2, "slower in the loop", "1.16× a back-to-back epoch"),
+                                                        (33.0, 29.2, timing.SAME, "about a back-to-back epoch"),
+                                                        (29.2, 29.2, timing.SAME, "about a back-to-back epoch")])
+def test_loop_slowdown_either_side_of_15_percent(loop, back, outcome, words):
+    v = fused_mlp.loop_slowdown(T(loop), T(back))
+    assert words in v and v.outcome == outcome
+    assert ("notebook 05" in v) == (outcome != timing.SAME)   # the pointer to the clock lesson only for a gap
+
+
+def test_loop_slowdown_noisy_loop_is_not_called_slower():
+    """1.3× the median, but loop epochs spread ±40 %: their band reaches the back-to-back band."""
+    assert fused_mlp.loop_slowdown(T(38.0, 0.4), T(29.2, 0.05)).outcome == timing.SAME
+
+
+def test_loop_slowdown_names_what_the_loop_drew():
+    drew = fused_mlp.loop_slowdown(T(56.0), T(29.2), drawing=6e-3)
+    assert "progress bar and a live plot" in drew and "6.0 ms an epoch" in drew
+    assert "drew nothing" in fused_mlp.loop_slowdown(T(30.0), T(29.2))
 
 
 # --- notebook 06, section 8 and What we measured: the fused epoch against PyTorch -------------------------
 
-def test_against_pytorch_faster_and_slower():
-    rows = [{"name": "fused 784-128-10 SGD", "ms": 12.6}, {"name": "PyTorch eager 784-128-10 SGD", "ms": 630.0},
-            {"name": "PyTorch CUDA graph per step 784-128-10 SGD", "ms": 36.7}]
-    s = fused_mlp.against_pytorch(rows, "NVIDIA H100")
-    assert "12.6 ms" in s and "36.7 ms" in s and "2.9× faster" in s and "CUDA graph per step" in s
-    assert "NVIDIA H100" in s
-    rows[2]["ms"] = 10.0
-    assert "1.3× slower" in fused_mlp.against_pytorch(rows, "card")
+def row(name, ms, spread=0.01):
+    return {"name": name, "ms": ms, "ms_low": ms * (1 - spread), "ms_high": ms * (1 + spread)}
+
+
+def test_against_pytorch_faster_slower_and_same():
+    rows = [row("fused 784-128-10 SGD", 12.6), row("PyTorch eager 784-128-10 SGD", 630.0),
+            row("PyTorch CUDA graph per step 784-128-10 SGD", 36.7)]
+    v = fused_mlp.against_pytorch(rows, "NVIDIA H100")
+    assert "12.6 ms" in v and "36.7 ms" in v and "2.9× faster" in v and "CUDA graph per step" in v
+    assert "NVIDIA H100" in v and v.outcome == timing.A_FASTER
+    rows[2] = row("PyTorch CUDA graph per step 784-128-10 SGD", 10.0)
+    slower = fused_mlp.against_pytorch(rows, "card")
+    assert slower.outcome == timing.B_FASTER and "1.3× faster than the fused epoch" in slower
+    rows[2] = row("PyTorch CUDA graph per step 784-128-10 SGD", 12.8)
+    assert fused_mlp.against_pytorch(rows, "card").outcome == timing.SAME
+
+
+def test_against_pytorch_reads_rows_without_a_band():
+    rows = [{"name": "fused 784-128-10 SGD", "ms": 12.6}, {"name": "PyTorch eager 784-128-10 SGD", "ms": 630.0}]
+    assert fused_mlp.against_pytorch(rows, "card").outcome == timing.A_FASTER
 
 
 def test_pytorch_eager_row_is_the_fused_sections_row():
@@ -77,6 +147,27 @@ def test_pytorch_eager_row_is_the_fused_sections_row():
     assert fused_mlp.bench_row(rows, bench_train.EAGER_ROW)["ms"] == 630.0
     with pytest.raises(KeyError, match="no row"):
         fused_mlp.bench_row(rows, "nothing like it")
+
+
+@pytest.mark.parametrize("whole, step, outcome, why", [(37.0, 36.7, timing.SAME, "never waits for it"),
+                                                       (30.0, 36.7, timing.A_FASTER, "waited for Python"),
+                                                       (40.0, 36.7, timing.B_FASTER, "does not say why")])
+def test_graphs_compared_gives_the_reason_of_its_outcome(whole, step, outcome, why):
+    rows = [row("PyTorch CUDA graph whole epoch 784-128-10 SGD", whole), row("PyTorch CUDA graph per step 784-128-10 SGD", step)]
+    v = bench_fused.graphs_compared(rows)
+    assert v.outcome == outcome and why in v
+
+
+def test_graphs_compared_without_both_rows():
+    assert bench_fused.graphs_compared([row("PyTorch CUDA graph per step 784-128-10 SGD", 36.7)]).outcome == "not measured"
+
+
+def test_fastest_glsl_reads_the_rows_and_skips_floors_and_switched_off_work():
+    rows = [row("fused 784-128-10 SGD", 12.6), row("fused blocked 784-128-10 SGD", 11.9),
+            row(bench_fused.LOOKAHEAD_FLOOR, 6.5), row("floor: 469×2 empty dispatches + barriers", 2.5),
+            row("JAX jit(lax.scan) 784-128-10 SGD, fp32, precision highest", 5.0)]
+    assert bench_fused.fastest_glsl(rows, 128)["name"] == "fused blocked 784-128-10 SGD"
+    assert bench_fused.fastest_glsl(rows, 800) is None
 
 
 # --- FusedMLP's default layout: its fastest configuration for the net's shape -------------------------------
@@ -96,21 +187,50 @@ def test_default_layout_without_a_blocked_version(options):
 
 # --- notebook 07: the final runs against the goal --------------------------------------------------------
 
-@pytest.mark.parametrize("mean, lowest, words", [(98.96, 98.95, "reached"), (98.80, 98.70, "reached"),
-                                                 (98.79, 98.70, "missed")])
-def test_goal_sentence_either_side_of_the_goal(mean, lowest, words):
-    s = bench_dropout.goal_sentence(mean, 0.02, lowest, goal=98.8)
-    assert words in s and f"{mean:.2f} %" in s
+@pytest.mark.parametrize("lowest, highest, outcome", [(98.95, 98.97, bench_dropout.REACHED),
+                                                      (98.80, 98.85, bench_dropout.REACHED),
+                                                      (98.79, 98.85, bench_dropout.ON_THE_LINE),
+                                                      (98.70, 98.79, bench_dropout.MISSED)])
+def test_goal_sentence_either_side_of_the_goal(lowest, highest, outcome):
+    mean = (lowest + highest) / 2
+    v = bench_dropout.goal_sentence(mean, 0.02, lowest, goal=98.8, highest=highest)
+    assert v.outcome == outcome and f"{mean:.2f} %" in v and f"lowest seed {lowest:.2f} %" in v
 
 
 @pytest.mark.parametrize("longest, budget, words", [(57.9, 60.0, "within"), (60.0, 60.0, "within"),
                                                     (60.1, 60.0, "over")])
 def test_budget_sentence_either_side_of_the_budget(longest, budget, words):
-    assert words in bench_dropout.budget_sentence(longest, budget)
+    v = bench_dropout.budget_sentence(longest, budget)
+    assert words in v and v.outcome == words
 
 
-@pytest.mark.parametrize("extra, dropout_s, words", [(0.27, 30.5e-6, ["+27 %", "30.5 µs more"]),
-                                                     (-0.05, -1.5e-6, ["-5 %", "1.5 µs less"])])
-def test_cost_sentence_signs(extra, dropout_s, words):
-    s = bench_dropout.cost_sentence(extra, dropout_s, 6.9e-6)
-    assert all(w in s for w in words) and "6.9 µs" in s
+@pytest.mark.parametrize("regularised, plain, outcome, words", [
+    (67.3, 52.5, bench_dropout.COSTS_MORE, ["+28 %", "30.5 µs more"]),
+    (49.0, 52.5, bench_dropout.COSTS_LESS, ["-7 %", "30.5 µs more"]),
+    (53.0, 52.5, timing.SAME, ["+1 %", "the same within the noise"])])
+def test_cost_sentence_on_all_sides(regularised, plain, outcome, words):
+    v = bench_dropout.cost_sentence(T(regularised), T(plain), 30.5e-6, 6.9e-6)
+    assert v.outcome == outcome and all(w in v for w in words) and "6.9 µs" in v
+
+
+def test_cost_sentence_says_less_for_a_negative_dropout_cost():
+    assert "1.5 µs less" in bench_dropout.cost_sentence(T(60.0), T(52.5), -1.5e-6, 6.9e-6)
+
+
+def test_split_noise_of_ten_thousand_images():
+    assert bench_dropout.split_noise(0.988, 10_000) == pytest.approx(0.1089, abs=1e-3)
+
+
+def test_sweep_verdict_within_noise_and_clear_best():
+    close = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9872, "C": 0.9850}, 10_000)
+    assert close.outcome == bench_dropout.WITHIN_NOISE and "B lies within it" in close and "C" not in close.split(":")[1]
+    clear = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9850}, 10_000)
+    assert clear.outcome == bench_dropout.CLEAR_BEST and "A's 98.79 %" in clear
+    wide = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9850}, 10_000, seed_range=0.4)   # seeds spread more
+    assert wide.outcome == bench_dropout.WITHIN_NOISE and "0.40 points (the spread across seeds)" in wide
+    assert "twice the sampling noise of 10,000 validation images" in clear
+
+
+def test_shown_path_is_relative_to_the_repository():
+    assert bench_dropout.shown(bench_dropout.RESULTS / "dropout-final.json") == "notebooks/results/dropout-final.json"
+    assert bench_dropout.shown(Path("/tmp/dropout-final-quick.json")) == "dropout-final-quick.json in the temporary folder"

@@ -1,9 +1,8 @@
-"""The sentences notebooks 08 and 09 print from their numbers, each on both sides of its threshold, so that a
+"""The sentences notebook 08 prints from their numbers, each on both sides of its threshold, so that a
 printed verdict can never contradict the numbers printed beside it (made-up numbers, no GPU)."""
 
 import pytest
 
-from helpers import lookahead_mlp, persistent_mlp
 from helpers.bench import limits
 
 US = 1e-6
@@ -70,55 +69,6 @@ def test_bound_kind_on_each_side(explained, words):
 
 def test_bound_kind_is_not_judged_on_a_software_renderer():
     assert limits.bound_kind(0.3, software=True).startswith("not judged")
-
-
-# --- notebook 09: the grid barrier, one account from three measurements ----------------------------------------
-
-def test_grid_barrier_account_saving_and_its_parts_agree():
-    # empty dispatch + barrier 2.71 µs, a grid barrier 2.49 µs; three phases as dispatches 74.2 µs, joined 55.9 µs
-    text = persistent_mlp.grid_barrier_account(2.71 * US, 2.49 * US, 74.2 * US, 55.9 * US)
-    assert "saved 18.3 µs a step" in text
-    assert "3.15 µs of it" in text                                       # 3 × 2.71 − 2 × 2.49: the fixed costs
-    assert "other 15.2 µs" in text                                       # the rest: starting and draining
-    assert "at most" not in text
-
-
-def test_grid_barrier_account_when_joining_saves_nothing_or_costs():
-    same = persistent_mlp.grid_barrier_account(2.7 * US, 2.5 * US, 60.0 * US, 60.0 * US)
-    assert "saved nothing" in same
-    worse = persistent_mlp.grid_barrier_account(2.0 * US, 3.0 * US, 60.0 * US, 64.0 * US)
-    assert "cost 4.0 µs a step more" in worse
-    small = persistent_mlp.grid_barrier_account(2.0 * US, 3.1 * US, 62.0 * US, 61.9 * US)   # fixed costs -> none
-    assert "saved 0.1 µs a step" in small and "none of it" in small
-
-
-def test_grid_barrier_account_without_a_persistent_run():
-    assert "not measured here" in persistent_mlp.grid_barrier_account(2.7 * US, 2.5 * US, 60.0 * US, None)
-
-
-def test_persistent_epoch_names_the_saving_it_was_given():
-    slower = persistent_mlp.persistent_epoch(27.8e-3, 15.8e-3, 18.3 * US, steps=469)
-    assert "1.76× the fused epoch" in slower and "18.3 µs a step (8.58 ms an epoch)" in slower
-    assert "a little" not in slower
-    faster = persistent_mlp.persistent_epoch(12.0e-3, 15.8e-3, 18.3 * US, steps=469)
-    assert faster.startswith("The persistent kernel is faster here: 1.3× faster")
-    none = persistent_mlp.persistent_epoch(27.8e-3, 15.8e-3, -1.0 * US, steps=469)
-    assert "saved nothing" in none
-    unmeasured = persistent_mlp.persistent_epoch(27.8e-3, 15.8e-3, None, steps=469)
-    assert "not measured" in unmeasured and "saved nothing" not in unmeasured
-
-
-def test_one_dispatch_against_two_on_both_sides():
-    beat = lookahead_mlp.one_against_two(11.87e-3, 13.54e-3)
-    assert beat.startswith("One dispatch a step beat two here") and "0.88×" in beat
-    lost = lookahead_mlp.one_against_two(13.44e-3, 12.64e-3, where="there")
-    assert lost.startswith("One dispatch a step did not beat two there") and "1.06×" in lost
-
-
-def test_runs_that_disagree_say_so():
-    assert "smaller than what the same epoch varies" in lookahead_mlp.runs_agree(11.87, 13.54, 13.44, 12.64)
-    assert lookahead_mlp.runs_agree(11.0, 13.0, 12.0, 13.0) == ("This run and the committed one order the two "
-                                                                "trainers the same way.")
 
 
 def test_uniform_cost_when_the_stream_without_the_uniform_is_the_slowest():

@@ -10,7 +10,7 @@ test set); `final` trains on all 60,000 and scores the 10,000 test images once, 
 
 The time budget: each run trains for as many epochs as fit in `--seconds` (50 for validate, 50,000/60,000
 of the final's 60, so both train about the same number of epochs). The epoch count is fixed before the run,
-from the median of 2 epochs of a throwaway trainer after 1 warm-up epoch (not counted), times SAFETY, so
+from the median of 2 epochs of a throwaway trainer after a warm-up (timing.measure), times SAFETY, so
 the schedules can end where they should; the run still stops if the next epoch would pass the budget.
 `train_seconds` is the wall clock of the epochs alone (ctx.finish() at both ends of each; evaluation,
 compilation, upload and the probe excluded); `wall_seconds` includes the evaluations.
@@ -34,9 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import data, fused_mlp, gl, mode, reference
+from .. import data, fused_mlp, gl, mode, reference, timing
 from .__main__ import device_record
-from .profile import epoch_seconds
+from .fused import epoch_sampler
 
 RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
 SAFETY = 0.95          # epochs planned = SAFETY * budget / measured epoch time
@@ -79,7 +79,7 @@ def make_trainer(ctx, recipe: dict, images, labels, seed: int, quick: bool):
 def plan_epochs(ctx, recipe: dict, images, labels, seconds: float, quick: bool) -> tuple[int, float]:
     """(epochs that fit in `seconds`, measured seconds an epoch) from a throwaway trainer."""
     probe = make_trainer(ctx, recipe, images, labels, seed=12345, quick=quick)
-    per_epoch = statistics.median(epoch_seconds(probe, epochs=2, warmup=1))
+    per_epoch = timing.measure(epoch_sampler(probe), repeat=2).median   # after a warm-up by time
     probe.release()
     return max(1, int(SAFETY * seconds / per_epoch)), per_epoch
 
@@ -130,26 +130,77 @@ GOAL = 98.8           # % mean test accuracy over the seeds, one hidden layer, n
 BUDGET = 60.0         # s of training a run on the GPU
 
 
-def goal_sentence(mean: float, std: float, lowest: float, goal: float = GOAL) -> str:
-    """The final runs' mean test accuracy (%) against the goal (reached at or above it)."""
-    verdict = "reached" if mean >= goal else "missed"
-    return (f"The mean test accuracy over the seeds is {mean:.2f} % ± {std:.2f} (lowest seed {lowest:.2f} %): "
-            f"the {goal} % goal is {verdict}")
+REACHED, MISSED, ON_THE_LINE = "reached", "missed", "on the line"
 
 
-def budget_sentence(longest: float, budget: float = BUDGET) -> str:
-    """The longest run's training seconds against the budget (within it at or below)."""
-    return (f"The longest run trained for {longest:.1f} s, {'within' if longest <= budget else 'over'} "
-            f"the {budget:g} s budget")
+def goal_sentence(mean: float, std: float, lowest: float, goal: float = GOAL,
+                  highest: float | None = None) -> timing.Verdict:
+    """The final runs' test accuracy (%: mean, standard deviation, lowest and highest seed) against the goal.
+    Outcome: REACHED when every seed is at or above it, MISSED when every seed is below, ON_THE_LINE when the
+    seeds fall on both sides (the goal lies within the spread across seeds)."""
+    highest = mean if highest is None else highest
+    if lowest >= goal:
+        outcome, words = REACHED, f"every seed reached the {goal} % goal"
+    elif highest < goal:
+        outcome, words = MISSED, f"every seed missed the {goal} % goal"
+    else:
+        outcome, words = ON_THE_LINE, (f"the {goal} % goal lies within the spread across seeds: some reached it, "
+                                       "some did not")
+    return timing.Verdict(f"The mean test accuracy over the seeds is {mean:.2f} % ± {std:.2f} (lowest seed "
+                          f"{lowest:.2f} %, highest {highest:.2f} %): {words}", outcome)
 
 
-def cost_sentence(extra: float, dropout_us: float, maxnorm_us: float) -> str:
-    """What dropout and max-norm add: extra = the epoch's relative change; the dropout shaders' extra
-    kernel seconds a step against the plain pair, and the max-norm dispatch's seconds a step."""
-    more = "more" if dropout_us >= 0 else "less"
-    return (f"Dropout and max-norm change the epoch's time by {100 * extra:+.0f} %: per step the dropout shaders "
-            f"take {1e6 * abs(dropout_us):.1f} µs {more} than the plain pair, and the max-norm dispatch "
-            f"{1e6 * maxnorm_us:.1f} µs")
+def budget_sentence(longest: float, budget: float = BUDGET) -> timing.Verdict:
+    """The longest run's training seconds against the budget. Outcome "within" (at or below) or "over"."""
+    outcome = "within" if longest <= budget else "over"
+    return timing.Verdict(f"The longest run trained for {longest:.1f} s, {outcome} the {budget:g} s budget", outcome)
+
+
+COSTS_MORE, COSTS_LESS = "costs more", "costs less"
+
+
+def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: float, maxnorm_s: float) -> timing.Verdict:
+    """What dropout and max-norm add to an epoch: the regularised and the plain epoch (Timings measured
+    interleaved), the dropout shaders' extra kernel seconds a step against the plain pair, and the max-norm
+    dispatch's seconds a step. Outcome: COSTS_MORE or COSTS_LESS when the epochs differ beyond the noise
+    (timing.compare), timing.SAME otherwise."""
+    outcome = {timing.B_FASTER: COSTS_MORE, timing.A_FASTER: COSTS_LESS}.get(timing.compare(regularised, plain), timing.SAME)
+    extra = regularised.median / plain.median - 1
+    more = "more" if dropout_s >= 0 else "less"
+    head = (f"With dropout and max-norm an epoch took {regularised.text()} against {plain.text()} without "
+            f"({100 * extra:+.0f} %")
+    head += ")" if outcome != timing.SAME else ", the same within the noise we measured)"
+    return timing.Verdict(f"{head}: per step the dropout shaders take {1e6 * abs(dropout_s):.1f} µs {more} than the "
+                          f"plain pair, and the max-norm dispatch {1e6 * maxnorm_s:.1f} µs", outcome)
+
+
+CLEAR_BEST, WITHIN_NOISE = "clear best", "same within noise"
+
+
+def split_noise(accuracy: float, n: int) -> float:
+    """The standard deviation, in percentage points, of an accuracy (a fraction) measured on n images: the
+    sampling noise of a validation split of that size (binomial)."""
+    return 100 * math.sqrt(accuracy * (1 - accuracy) / n)
+
+
+def sweep_verdict(accuracies: dict, n_val: int, seed_range: float = 0.0) -> timing.Verdict:
+    """Is the sweep's best recipe better than the others by more than the noise? accuracies {recipe: validation
+    accuracy, a fraction}; n_val the validation images; seed_range the spread (max - min, percentage points)
+    the final runs measured across seeds. The noise is the larger of seed_range and twice the split's sampling
+    noise (split_noise): a recipe closer than that to the best is the same within the noise. Outcome:
+    CLEAR_BEST or WITHIN_NOISE."""
+    best = max(accuracies, key=accuracies.get)
+    sampling = 2 * split_noise(accuracies[best], n_val)
+    noise = max(seed_range, sampling)
+    close = [name for name, a in accuracies.items() if name != best and 100 * (accuracies[best] - a) < noise]
+    source = ("the spread across seeds" if seed_range > sampling else
+              f"twice the sampling noise of {n_val:,} validation images")
+    head = (f"The best validation accuracy, {best}'s {100 * accuracies[best]:.2f} %, against a noise of {noise:.2f} "
+            f"points ({source})")
+    if not close:
+        return timing.Verdict(head + ": it is better than every other recipe by more than that", CLEAR_BEST)
+    return timing.Verdict(head + f": {', '.join(close)} {'lies' if len(close) == 1 else 'lie'} within it, the same "
+                          "within the noise; the choice among them is not a measured difference", WITHIN_NOISE)
 
 
 def _data(quick: bool):
@@ -239,12 +290,21 @@ def best_recipe(quick: bool) -> str:
     return json.loads(path.read_text())["best"]
 
 
+def shown(path: Path) -> str:
+    """A path as the reader may see it: relative to the repository, or the file's name in the temporary
+    folder (never the folder the course happens to sit in)."""
+    try:
+        return str(path.resolve().relative_to(RESULTS.parents[1]))
+    except ValueError:
+        return f"{path.name} in the temporary folder"
+
+
 def write(kind: str, record: dict, ctx, quick: bool, out: Path | None = None) -> Path:
     path = out or results_path(kind, quick)
     record = {"device": device_record(ctx), "quick": quick, **{k: v for k, v in record.items() if k != "figures"}}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1, default=float) + "\n")
-    print(f"wrote {path}")
+    print(f"wrote {shown(path)}")
     return path
 
 

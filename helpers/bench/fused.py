@@ -2,8 +2,11 @@
 
     python -m helpers.bench fused                    # QUICK=1: a few thousand images, for llvmpipe
 
-Introduced in notebook 06; notebooks 08 and 09 read its committed rows. Each row is the median of REPEAT
-epochs after warm-up steps and one warm-up epoch, wall clock from the first command to the end of the epoch
+Introduced in notebook 06; notebooks 08 and 09 read its committed rows. Everything of one width is measured
+together: after a warm-up of at least WARMUP_SECONDS in which every contender runs an epoch in turn, the
+epochs go round, A B C … A B C …, REPEAT times (timing.measure_interleaved), so a drift of the GPU's clock
+falls on all of them alike. Each row stores the median epoch and its spread, the 20th and 80th percentiles
+(ms, ms_low, ms_high, repeats: timing.Timing.row), wall clock from the first command to the end of the epoch
 (ctx.finish() / torch.cuda.synchronize(), JAX's block_until_ready):
 
   * fused 784-128-10 at batch 128 with SGD (the series' recipe), momentum and Adam, and the floor: the same
@@ -12,19 +15,22 @@ epochs after warm-up steps and one warm-up epoch, wall clock from the first comm
   * both nets with the register-blocked backward (FusedMLP(blocked=True)), and blocked in three dispatches a
     step, layer 1 as a tiled product of its own (the "3-pass" step: FusedMLP(blocked=True, tiled_hidden=True));
   * 784-128-10 as one persistent dispatch per check_every steps (PersistentMLP, notebook 09), or the error
-    that stopped it, and in one dispatch a step (LookaheadMLP, notebook 09);
+    that stopped it, and in one dispatch a step (LookaheadMLP, notebook 09), with its floor: the same
+    dispatches with every work group's work switched off;
   * the unfused trainer of notebook 05 (helpers/gpu_mlp.py) and its floor;
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
     epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order;
-  * JAX, where it is installed: jit of lax.scan over the epoch, in a process of its own (jax_epoch.py),
-    fp32 ("highest") and JAX's default precision (TF32 on NVIDIA), for both nets.
+  * JAX, where it is installed: jit of lax.scan over the epoch, served by a process of its own
+    (jax_epoch.py) one epoch per request, fp32 ("highest") and JAX's default precision (TF32 on NVIDIA).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 import time
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -32,13 +38,16 @@ import numpy as np
 from .. import data, fused_mlp, gl, reference, timing
 from . import profile
 from ..gpu_mlp import GPUTrainer
-from ..lookahead_mlp import LookaheadMLP
+from ..lookahead_mlp import ALL_ROLES, LookaheadMLP
 from ..persistent_mlp import PersistentMLP
-from .profile import empty_epochs, epoch_phases, profile_step, time_epochs
-from .jax_epoch import jax_rows
-from .train import torch_epochs
+from .profile import epoch_phases, profile_step
+from .jax_epoch import JaxEpochs
+from .train import torch_eager_epoch, torch_fp32
 
 BATCH, LR, HIDDEN, WIDE = 128, 0.3, 128, 800
+REPEAT = 10              # epochs timed per contender (QUICK: 1)
+WARMUP_SECONDS = 1.0     # at least this much of every contender's real work, in turn, before the repeats
+ORDERS = 4               # sample orders the epochs cycle through (reference.epoch_order, seed 0)
 CLOCK = "wall clock, ctx.finish() / torch.cuda.synchronize() at both ends"
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "bench-h100.json"
 
@@ -48,30 +57,131 @@ def wide_hidden(quick: bool) -> int:
     return 256 if quick else WIDE
 
 
-def _row(name: str, times: list[float], **extra) -> dict:
-    return {"name": name, "ms": 1e3 * statistics.median(times), "min_ms": 1e3 * min(times), "epochs": len(times),
+def _row(name: str, measured: timing.Timing, **extra) -> dict:
+    """A benchmark row: the median epoch with its 20-80 % band (timing.Timing.row), the fastest epoch,
+    the number of epochs and the clock, and any other fields."""
+    return {"name": name, **measured.row(), "min_ms": 1e3 * min(measured.samples), "epochs": len(measured.samples),
             "clock": CLOCK, **extra}
 
 
-def torch_rows(images, labels, orders, hidden: int, repeat: int) -> tuple[list[dict], str]:
-    """PyTorch epochs of the same model, batch, init and order; ([], reason) where it cannot run."""
+# ---------------------------------------------------------------------------------------------
+# One epoch as a sample: the contenders measure_interleaved takes in turn
+# ---------------------------------------------------------------------------------------------
+
+def epoch_sampler(trainer, losses: list | None = None, orders: int = ORDERS):
+    """sample() -> seconds of one epoch of a GLSL trainer, wall clock with ctx.finish() at both ends; the
+    epochs cycle through `orders` sample orders drawn beforehand (drawing one is CPU work, not the epoch's).
+    losses, if given, gets each epoch's mean loss. It trains."""
+    drawn = [reference.epoch_order(trainer.n, e, trainer.seed) for e in range(orders)]
+    count = itertools.count()
+    losses = [] if losses is None else losses
+
+    def sample() -> float:
+        e = next(count)
+        trainer.ctx.finish()
+        start = time.perf_counter()
+        losses.append(trainer.run_epoch(e, order=drawn[e % orders]))
+        trainer.ctx.finish()
+        return time.perf_counter() - start
+    return sample
+
+
+def floor_sampler(ctx, steps: int, groups: list):
+    """(sample, release): sample() -> seconds of an epoch of `steps` steps of empty dispatches, one with its
+    barrier per entry of `groups` (work-group counts): the floor a trainer with that pattern cannot beat."""
+    program = ctx.compute_shader(profile.EMPTY_SHADER)
+
+    def sample() -> float:
+        ctx.finish()
+        start = time.perf_counter()
+        for _ in range(steps):
+            for g in groups:
+                program.run(*g)
+                ctx.memory_barrier(profile.BARRIER)
+        ctx.finish()
+        return time.perf_counter() - start
+    return sample, program.release
+
+
+def interleaved_epochs(trainers: dict, repeat: int, warmup: float | None = None, floors: dict | None = None,
+                       clock: str = timing.WALL) -> dict:
+    """{name: Timing} of trainers' epochs ({name: trainer}) and of floors ({name: (steps, [groups, ...])}),
+    measured interleaved (timing.measure_interleaved) after `warmup` seconds (default timing's). Trains."""
+    samples = {name: epoch_sampler(t) for name, t in trainers.items()}
+    releases = []
+    for name, (steps, groups) in (floors or {}).items():
+        samples[name], release = floor_sampler(next(iter(trainers.values())).ctx, steps, groups)
+        releases.append(release)
+    try:
+        return timing.measure_interleaved(samples, repeat, warmup, clock)
+    finally:
+        for release in releases:
+            release()
+
+
+def measure_group(contenders: dict, repeat: int, warmup: float) -> tuple[dict, dict]:
+    """({name: Timing}, {name: error}): every contender ({name: sample}) tried once (it compiles, and one
+    that fails, such as a grid barrier that gave up, is set aside with its error), then the rest measured
+    interleaved. A contender that fails during the repeats is set aside too."""
+    errors, ok = {}, {}
+    for name, sample in contenders.items():
+        try:
+            sample()
+            ok[name] = sample
+        except RuntimeError as exc:
+            errors[name] = str(exc)
+
+    def guarded(name, sample):
+        def run():
+            if name in errors:
+                return float("nan")
+            try:
+                return sample()
+            except RuntimeError as exc:
+                errors[name] = str(exc)
+                return float("nan")
+        return run
+    measured = timing.measure_interleaved({n: guarded(n, s) for n, s in ok.items()}, repeat, warmup)
+    return {n: t for n, t in measured.items() if n not in errors}, errors
+
+
+# ---------------------------------------------------------------------------------------------
+# PyTorch: eager, a CUDA graph per step, the whole epoch as one CUDA graph
+# ---------------------------------------------------------------------------------------------
+
+@contextmanager
+def torch_contenders(images, labels, orders, hidden: int):
+    """Yields ({row name: (sample, extra fields)}, note): PyTorch's three ways as samples (each sample() one
+    epoch, synchronised at both ends), fp32 with TF32 off while the block runs; ({}, why) where PyTorch
+    or CUDA is missing."""
     try:
         import torch
         import torch.nn.functional as F
     except ImportError:
-        return [], "PyTorch is not installed here: no PyTorch rows"
+        yield {}, "PyTorch is not installed here: no PyTorch rows"
+        return
     if not torch.cuda.is_available():
-        return [], "PyTorch has no CUDA device here: no PyTorch rows"
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    try:
-        return _torch_rows(torch, F, images, labels, orders, hidden, repeat)
-    finally:  # fp32 with TF32 off for the measurement only: restore the caller's settings
-        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+        yield {}, "PyTorch has no CUDA device here: no PyTorch rows"
+        return
+    with torch_fp32(torch):
+        yield _torch_contenders(torch, F, images, labels, orders, hidden), \
+            f"PyTorch {torch.__version__}, {torch.cuda.get_device_name()}"
 
 
-def _torch_rows(torch, F, images, labels, orders, hidden: int, repeat: int) -> tuple[list[dict], str]:
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+def _synced(torch, epoch, orders: int):
+    count = itertools.count()
+
+    def sample() -> float:
+        e = next(count) % orders
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        epoch(e)
+        torch.cuda.synchronize()
+        return time.perf_counter() - start
+    return sample
+
+
+def _torch_contenders(torch, F, images, labels, orders, hidden: int) -> dict:
     dev = torch.device("cuda")
     X = torch.from_numpy(data.normalise(images)).to(dev)
     Y = torch.from_numpy(labels.astype(np.int64)).to(dev)
@@ -88,11 +198,10 @@ def _torch_rows(torch, F, images, labels, orders, hidden: int, repeat: int) -> t
         W1, b1, W2, b2 = params
         return F.cross_entropy(torch.relu(X[idx] @ W1 + b1) @ W2 + b2, Y[idx])
 
-    sync = torch.cuda.synchronize
-    rows = []
-
-    eager, _ = torch_epochs(images, labels, p0, repeat)  # bench_train's loop: same orders (seed 0)
-    rows.append(_row(f"PyTorch eager 784-{hidden}-10 SGD", eager, launches_per_step="~15 kernels, one Python call each"))
+    out = {}
+    eager = torch_eager_epoch(torch, F, images, labels, p0, orders)  # bench_train's loop: same orders (seed 0)
+    out[f"PyTorch eager 784-{hidden}-10 SGD"] = (_synced(torch, eager, len(orders)),
+                                                 dict(launches_per_step="~15 kernels, one Python call each"))
 
     # One CUDA graph per batch size (a full batch and the leftover), replayed once a step.
     params, opt = fresh()
@@ -122,168 +231,196 @@ def _torch_rows(torch, F, images, labels, orders, hidden: int, repeat: int) -> t
             static[size].copy_(order[s * B:s * B + size])
             graphs[size].replay()
 
-    rows.append(_row(f"PyTorch CUDA graph per step 784-{hidden}-10 SGD", time_epochs(graph_steps, sync, repeat),
-                     launches_per_step="1 graph replay + 1 index copy"))
-    del graphs
+    out[f"PyTorch CUDA graph per step 784-{hidden}-10 SGD"] = (_synced(torch, graph_steps, len(orders)),
+                                                               dict(launches_per_step="1 graph replay + 1 index copy"))
 
-    # The whole epoch captured as one graph: the strongest PyTorch baseline (one launch per epoch).
+    # The whole epoch captured as one graph: one launch per epoch.
     try:
-        params, opt = fresh()
+        params2, opt2 = fresh()
         order_static = torch.zeros(n, dtype=torch.int64, device=dev)
         with torch.cuda.stream(side):
             for _ in range(3):
-                opt.zero_grad(set_to_none=True)
-                loss_fn(params, order_static[:B]).backward()
-                opt.step()
+                opt2.zero_grad(set_to_none=True)
+                loss_fn(params2, order_static[:B]).backward()
+                opt2.step()
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         start = time.perf_counter()
         with torch.cuda.graph(graph):
             for s in range(steps):
-                opt.zero_grad(set_to_none=True)
-                loss_fn(params, order_static[s * B:(s + 1) * B]).backward()
-                opt.step()
+                opt2.zero_grad(set_to_none=True)
+                loss_fn(params2, order_static[s * B:(s + 1) * B]).backward()
+                opt2.step()
         capture = time.perf_counter() - start
 
         def graph_epoch(e):
             order_static.copy_(order_t[e])
             graph.replay()
 
-        rows.append(_row(f"PyTorch CUDA graph whole epoch 784-{hidden}-10 SGD", time_epochs(graph_epoch, sync, repeat),
-                         launches_per_step="1 graph replay per epoch", capture_s=capture))
-        del graph
+        out[f"PyTorch CUDA graph whole epoch 784-{hidden}-10 SGD"] = (
+            _synced(torch, graph_epoch, len(orders)), dict(launches_per_step="1 graph replay per epoch", capture_s=capture))
     except Exception as exc:  # report, do not lose the other rows
-        rows.append({"name": "PyTorch CUDA graph whole epoch", "error": f"{type(exc).__name__}: {exc}"})
-    return rows, f"PyTorch {torch.__version__}, {torch.cuda.get_device_name()}"
+        out["PyTorch CUDA graph whole epoch"] = (None, {"error": f"{type(exc).__name__}: {exc}"})
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# The benchmark
+# ---------------------------------------------------------------------------------------------
+
+def _glsl(ctx, images, labels, optimizer, hidden=HIDDEN, tiled=False, blocked=False):
+    trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
+                                 optimizer=optimizer, batch_size=BATCH, seed=0, tiled_hidden=tiled, blocked=blocked)
+    way = (" blocked" if blocked else "") + (" 3-pass" if tiled else "")
+    return f"fused{way} 784-{hidden}-10 {type(optimizer).__name__}", trainer
+
+
+def _trainer_row(name, measured, trainer, losses, steps) -> dict:
+    extra = dict(dispatches_per_step=trainer.dispatches_per_step, steps=steps, loss=losses[-1] if losses else None)
+    if isinstance(trainer, PersistentMLP):
+        extra.update(barriers_per_step=PersistentMLP.GRID_BARRIERS if trainer.persistent else PersistentMLP.PHASES,
+                     groups=trainer.groups[0], persistent=trainer.persistent)
+    elif isinstance(trainer, LookaheadMLP):
+        extra.update(barriers_per_step=1, groups=trainer.groups[0])
+    else:
+        extra.update(barriers_per_step=trainer.dispatches_per_step)
+        if isinstance(trainer, fused_mlp.FusedMLP):
+            extra.update(samples_per_group=trainer.S)
+    return _row(name, measured, **extra)
 
 
 def run(ctx, quick: bool) -> list[dict]:
     (X_train, y_train), _ = data.load_mnist()
     n = 1024 if quick else len(X_train)  # llvmpipe takes about a second per fused step
-    repeat = 1 if quick else 5
+    repeat = 1 if quick else REPEAT
+    warmup = timing.default_warmup() if quick else max(WARMUP_SECONDS, timing.WARMUP_SECONDS)
     images, labels = X_train[:n], y_train[:n]
-    orders = [reference.epoch_order(n, e, 0) for e in range(repeat + 1)]
+    orders = [reference.epoch_order(n, e, 0) for e in range(ORDERS)]
     steps = -(-n // BATCH)
-    rows = []
-
-    def fused(optimizer, hidden=HIDDEN, tiled=False, blocked=False):
-        trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
-                                     optimizer=optimizer, batch_size=BATCH, seed=0, tiled_hidden=tiled, blocked=blocked)
-        times, losses = timed_epochs(trainer, repeat)
-        way = (" blocked" if blocked else "") + (" 3-pass" if tiled else "")
-        row = _row(f"fused{way} 784-{hidden}-10 {type(optimizer).__name__}", times,
-                   dispatches_per_step=trainer.dispatches_per_step,
-                   barriers_per_step=trainer.dispatches_per_step, steps=steps, samples_per_group=trainer.S,
-                   loss=losses[-1])
-        return trainer, row
-
-    trainer, main = fused(reference.SGD(LR))
-    step_profile = profile_step(trainer, repeat=2 if quick else 50)
-    main["profile"] = {k: v for k, v in step_profile.items() if k != "kernel"}
-    main["kernel_us"] = {k: 1e6 * v for k, v in step_profile["kernel"].items()}
-    main["phases"] = epoch_phases(trainer, step_profile, main["ms"] / 1e3)
-    floor = empty_epochs(ctx, steps, [groups for _, groups in trainer.dispatches(0)])
-    main["bound_ms"] = 1e3 * statistics.median(floor)  # the dispatch bound, measured in this run
-    rows.append(main)
-    rows.append(_row(f"floor: {steps}×2 empty dispatches + barriers", floor,
-                     dispatches_per_step=2, barriers_per_step=2, steps=steps))
-    trainer.release()
-    for optimizer in (reference.Momentum(0.05, 0.9), reference.Adam(1e-3))[quick:]:  # QUICK: Adam only
-        t, row = fused(optimizer)
-        rows.append(row)
-        t.release()
     wide = wide_hidden(quick)
-    t, row = fused(reference.Momentum(0.2, 0.9), hidden=wide)  # notebook 06's recipe
-    rows.append(row)
-    t.release()
-    # blocked: 4x4 outputs a thread in the backward; tiled: layer 1 a dispatch of its own (the 3-pass step)
-    for tiled in (False, True):
-        for optimizer, hidden in ((reference.SGD(LR), HIDDEN), (reference.Momentum(0.2, 0.9), wide)):
-            t, row = fused(optimizer, hidden=hidden, tiled=tiled, blocked=True)
-            rows.append(row)
-            t.release()
-    rows.append(persistent_row(ctx, images, labels, repeat, steps))    # notebook 09
-    rows.append(lookahead_row(ctx, images, labels, repeat, steps))
-
-    # the unfused trainer of notebook 05, for the dispatch counts and the speed-up
-    unfused = GPUTrainer(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(LR),
-                         batch_size=BATCH)
-    times = time_epochs(lambda e: unfused.run_epoch(e, order=orders[e % len(orders)]), ctx.finish, repeat)
-    floor = empty_epochs(ctx, steps, [groups for _, groups in unfused.dispatches(0)])
-    per_step = unfused.dispatches_per_step
-    rows.append(_row("unfused 784-128-10 SGD (notebook 05)", times, dispatches_per_step=per_step,
-                     barriers_per_step=per_step, steps=steps, bound_ms=1e3 * statistics.median(floor)))
-    unfused.release()
-    rows.append(_row(f"floor: {steps}×{per_step} empty dispatches + barriers", floor,
-                     dispatches_per_step=per_step, barriers_per_step=per_step, steps=steps))
-
-    rows_torch, torch_note = torch_rows(images, labels, orders, HIDDEN, repeat)
-    for row in rows_torch:
-        if "ms" in row:
-            row["fused_speedup"] = row["ms"] / main["ms"]
-    rows += rows_torch
-    jax_notes = []
-    for hidden, optimizer, lr in ((HIDDEN, "sgd", LR), (wide, "momentum", 0.2)):  # a process of its own
-        rows_jax, note = jax_rows(hidden, optimizer, lr, repeat, quick)
-        rows += rows_jax
-        jax_notes.append(note)
-
-    print(f"one epoch: {n} images, batch {BATCH}, {steps} steps; {torch_note}; {jax_notes[0]}")
-    print(f"{'':52s} {'ms/epoch':>9s} {'min':>8s} {'disp/step':>9s} {'bar/step':>8s}  vs fused")
+    rows, notes, main = [], [], None
+    for hidden in (HIDDEN, wide):
+        with ExitStack() as stack:
+            trainers, contenders, extras = {}, {}, {}
+            if hidden == HIDDEN:
+                optimizers = ((reference.SGD(LR), reference.Adam(1e-3)) if quick else   # QUICK: no momentum row
+                              (reference.SGD(LR), reference.Momentum(0.05, 0.9), reference.Adam(1e-3)))
+                specs = [dict(optimizer=o) for o in optimizers]
+                specs += [dict(optimizer=reference.SGD(LR), blocked=True, tiled=t) for t in (False, True)]
+            else:
+                specs = [dict(optimizer=reference.Momentum(0.2, 0.9), hidden=wide)]   # notebook 06's recipe
+                specs += [dict(optimizer=reference.Momentum(0.2, 0.9), hidden=wide, blocked=True, tiled=t)
+                          for t in (False, True)]
+            for spec in specs:
+                name, trainer = _glsl(ctx, images, labels, **spec)
+                trainers[name] = trainer
+            if hidden == HIDDEN:
+                common = dict(optimizer=reference.SGD(LR), batch_size=BATCH, seed=0)
+                trainers[f"persistent 784-{HIDDEN}-10 SGD"] = PersistentMLP(
+                    ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels, **common)
+                look = LookaheadMLP(ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels, **common)
+                trainers[f"lookahead 784-{HIDDEN}-10 SGD"] = look
+                trainers["unfused 784-128-10 SGD (notebook 05)"] = GPUTrainer(
+                    ctx, reference.init_params(seed=0), images, labels, **common)
+            for trainer in trainers.values():
+                stack.callback(trainer.release)
+            losses = {name: [] for name in trainers}
+            contenders.update({name: epoch_sampler(t, losses[name]) for name, t in trainers.items()})
+            if hidden == HIDDEN:   # the floors: the fused and the unfused dispatch patterns, and the lookahead's
+                main_name = f"fused 784-{HIDDEN}-10 SGD"
+                for per_step, trainer in ((2, trainers[main_name]), (6, trainers["unfused 784-128-10 SGD (notebook 05)"])):
+                    sample, release = floor_sampler(ctx, steps, [g for _, g in trainer.dispatches(0)])
+                    stack.callback(release)
+                    name = f"floor: {steps}×{per_step} empty dispatches + barriers"
+                    contenders[name] = sample
+                    extras[name] = dict(dispatches_per_step=per_step, barriers_per_step=per_step, steps=steps)
+                contenders[LOOKAHEAD_FLOOR] = lookahead_floor_sampler(look)
+                extras[LOOKAHEAD_FLOOR] = dict(dispatches_per_step=1, barriers_per_step=1, steps=steps)
+                torch_with = stack.enter_context(torch_contenders(images, labels, orders, HIDDEN))
+                for name, (sample, extra) in torch_with[0].items():
+                    if sample is None:
+                        rows.append({"name": name, **extra})
+                    else:
+                        contenders[name], extras[name] = sample, extra
+                notes.append(torch_with[1])
+            optimizer, lr = ("sgd", LR) if hidden == HIDDEN else ("momentum", 0.2)
+            for precision in ("highest", "default"):   # each a process of its own, serving epochs
+                served = stack.enter_context(JaxEpochs(hidden, optimizer, lr, precision, quick))
+                if served.ready:
+                    contenders[served.name], extras[served.name] = served.sample, served.meta
+                if served.reason not in notes:
+                    notes.append(served.reason)
+            if hidden == HIDDEN:   # the main row's profile first: measuring the group trains every trainer
+                main_trainer = trainers[main_name]
+                step_profile = profile_step(main_trainer, repeat=2 if quick else 50)
+            measured, errors = measure_group(contenders, repeat, warmup)
+            for name, error in errors.items():
+                trainer = trainers.get(name)
+                groups = f" ({trainer.groups[0]} work groups)" if hasattr(trainer, "groups") else ""
+                rows.append({"name": name, "error": error.split(":")[0] + groups})
+            group_rows = {}
+            for name, t in measured.items():
+                if name in trainers:
+                    group_rows[name] = _trainer_row(name, t, trainers[name], losses[name], steps)
+                else:
+                    group_rows[name] = _row(name, t, **{k: v for k, v in extras.get(name, {}).items()
+                                                       if k not in ("name",)})
+            if hidden == HIDDEN and main_name in group_rows:
+                main = group_rows[main_name]
+                main["profile"] = {k: v for k, v in step_profile.items() if k != "kernel"}
+                main["kernel_us"] = {k: 1e6 * v for k, v in step_profile["kernel"].items()}
+                main["phases"] = epoch_phases(main_trainer, step_profile, main["ms"] / 1e3)
+                main["bound_ms"] = group_rows[f"floor: {steps}×2 empty dispatches + barriers"]["ms"]
+                unfused = group_rows.get("unfused 784-128-10 SGD (notebook 05)")
+                if unfused:
+                    unfused["bound_ms"] = group_rows[f"floor: {steps}×6 empty dispatches + barriers"]["ms"]
+            rows += group_rows.values()
+    if main is not None:
+        for row in rows:
+            if row.get("name", "").startswith("PyTorch") and "ms" in row:
+                row["fused_speedup"] = row["ms"] / main["ms"]
+    print(f"one epoch: {n} images, batch {BATCH}, {steps} steps; each width measured interleaved, {repeat} epochs "
+          f"a contender after a warm-up of {warmup:g} s; {'; '.join(notes)}")
+    print(f"{'':56s} {'ms/epoch (20–80 %)':>24s} {'disp/step':>9s}  vs fused")
     for row in rows:
         if "error" in row:
-            print(f"{row['name']:52s} not run: {row['error']}")
+            print(f"{row['name']:56s} not run: {row['error']}")
             continue
-        ratio = f"{row['ms'] / main['ms']:8.2f}×"
-        print(f"{row['name']:52s} {row['ms']:9.2f} {row['min_ms']:8.2f} {str(row.get('dispatches_per_step', '')):>9s} "
-              f"{str(row.get('barriers_per_step', '')):>8s} {ratio}")
-    print(f"fused SGD: kernels per step {', '.join(f'{k} {v:.1f} µs' for k, v in main['kernel_us'].items())} "
-          f"({step_profile['clock']}); step {1e6 * step_profile['step']:.1f} µs, Python issue {1e6 * step_profile['issue']:.1f} µs")
-    print(f"dispatch floor (the floor measured above: {steps} steps × {main['dispatches_per_step']} empty "
-          f"dispatches + barriers, wall clock) {main['bound_ms']:.2f} ms per epoch; the fused epoch {main['ms']:.2f} ms "
-          f"is {main['ms'] / main['bound_ms']:.2f}× that on {gl.describe(ctx)}")
+        ratio = f"{row['ms'] / main['ms']:8.2f}×" if main else ""
+        band = f"{row['ms']:.2f} ({row['ms_low']:.2f}–{row['ms_high']:.2f})"
+        print(f"{row['name']:56s} {band:>24s} {str(row.get('dispatches_per_step', '')):>9s} {ratio}")
+    if main is not None:
+        print(f"fused SGD: kernels per step {', '.join(f'{k} {v:.1f} µs' for k, v in main['kernel_us'].items())} "
+              f"({step_profile['clock']}); step {1e6 * step_profile['step']:.1f} µs, Python issue "
+              f"{1e6 * step_profile['issue']:.1f} µs; dispatch floor {main['bound_ms']:.2f} ms an epoch on {gl.describe(ctx)}")
     return rows
 
 
-def timed_epochs(trainer, epochs: int) -> tuple[list[float], list[float]]:
-    """Seconds and mean losses of `epochs` epochs of a trainer, timed by profile.epoch_seconds as the notebooks
-    time them (a warm-up first, the orders reference.epoch_order draws, drawn before the clock starts)."""
-    losses = []
-    return profile.epoch_seconds(trainer, epochs, losses=losses), losses
+LOOKAHEAD_FLOOR = f"lookahead 784-{HIDDEN}-10, no group's work (its floor; weights wrong)"
 
 
-def persistent_row(ctx, images, labels, repeat, steps) -> dict:
-    """An epoch of PersistentMLP (train_1_persistent.comp, 784-128-10 SGD), or a row with the error that
-    stopped it (a grid barrier gave up: not every work group was resident)."""
-    name = f"persistent 784-{HIDDEN}-10 SGD"
-    trainer = PersistentMLP(ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels,
-                            optimizer=reference.SGD(LR), batch_size=BATCH, seed=0)
-    try:
-        times, losses = timed_epochs(trainer, repeat)
-    except RuntimeError as exc:
-        return {"name": name, "error": str(exc).split(":")[0] + f" ({trainer.groups[0]} work groups)"}
-    finally:
-        trainer.release()
-    return _row(name, times, dispatches_per_step=trainer.dispatches_per_step, steps=steps, loss=losses[-1],
-                barriers_per_step=PersistentMLP.GRID_BARRIERS if trainer.persistent else PersistentMLP.PHASES,
-                groups=trainer.groups[0], persistent=trainer.persistent)
+def lookahead_floor_sampler(trainer):
+    """sample() -> seconds of one epoch of a LookaheadMLP with every work group's work switched off (the
+    shader's `roles` 0): the gram dispatch, the dispatch before the first step and one a step, each group
+    returning at once. Its floor; the weights it leaves are wrong, so it puts them back afterwards."""
+    epoch = epoch_sampler(trainer)
 
-
-def lookahead_row(ctx, images, labels, repeat, steps) -> dict:
-    """An epoch of 784-128-10 SGD with one dispatch a step (LookaheadMLP, train_2_lookahead.comp)."""
-    trainer = LookaheadMLP(ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels,
-                           optimizer=reference.SGD(LR), batch_size=BATCH, seed=0)
-    times, losses = timed_epochs(trainer, repeat)
-    trainer.release()
-    return _row(f"lookahead 784-{HIDDEN}-10 SGD", times, dispatches_per_step=1, barriers_per_step=1, steps=steps,
-                loss=losses[-1], groups=trainer.groups[0])
+    def sample() -> float:
+        saved = trainer.read("params")
+        trainer.kernel.set(roles=0)
+        try:
+            return epoch()
+        finally:
+            trainer.kernel.set(roles=ALL_ROLES)
+            trainer.write("params", saved)
+    return sample
 
 
 def fastest_glsl(rows: list[dict], hidden: int) -> dict | None:
     """The fastest GLSL trainer's row for 784-hidden-10 among a run's fused rows (timed whole epochs only:
-    not the floors, not the rows of one kind of work group alone); None if the run has none."""
+    not the floors, not the rows whose work is switched off); None if the run has none."""
     ours = [r for r in rows if r["name"].startswith(("fused", "persistent", "lookahead")) and f"784-{hidden}-10" in r["name"]
-            and "ms" in r and "alone" not in r["name"]]
+            and "ms" in r and "alone" not in r["name"] and "weights wrong" not in r["name"]]
     return min(ours, key=lambda r: r["ms"]) if ours else None
 
 
@@ -293,21 +430,59 @@ def jax_by_precision(rows: list[dict], hidden: int) -> dict:
 
 
 def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) -> tuple[list[dict], str]:
-    """Rows for notebook 06's results table: every row of the committed benchmark JSON if it exists,
-    else the PyTorch rows measured now where PyTorch with CUDA is importable, else ([], why not).
-    The string says where the figures came from."""
-    if results.is_file():
-        record = json.loads(results.read_text())
-        rows = [r for r in record["benches"].get("fused", []) if "ms" in r]
-        here, device = gl.describe(ctx), record["device"]["describe"]
-        where = f"notebooks/results/{results.name} ({device}, {record['device']['date']})"
-        if device != here:
-            where += f"; NOT this notebook's device ({here}): compare with care"
-        return rows, "from " + where
-    n = len(labels)
-    orders = [reference.epoch_order(n, e, 0) for e in range(3)]
-    rows, note = torch_rows(images, labels, orders, HIDDEN, 1 if quick else 2)
-    return rows, ("PyTorch measured now: " + note) if rows else note
+    """Rows for notebook 06's results table: every row of the committed benchmark JSON if it exists, else
+    ([], why not). The string says where the figures came from (the file, its card and date)."""
+    if not results.is_file():
+        return [], f"no committed benchmark at notebooks/results/{results.name}: run python -m helpers.bench fused"
+    record = json.loads(results.read_text())
+    rows = [r for r in record["benches"].get("fused", []) if "ms" in r]
+    device = record["device"]["describe"].split(" |")[0]
+    return rows, f"from notebooks/results/{results.name} ({device}, {record['device']['date']})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmark rows as verdicts (notebooks 06 and 09; tests/test_verdicts_nb0607.py)
+# ---------------------------------------------------------------------------------------------
+
+def row_timing(row: dict) -> timing.Timing:
+    """A row's epoch as a Timing: its median and 20-80 % band (a row with no band: no spread)."""
+    return timing.Timing.from_row(row)
+
+
+def versus(a: timing.Timing, b: timing.Timing, name_a: str, name_b: str, margin: float = timing.MARGIN) -> timing.Verdict:
+    """timing.versus as a sentence: its first letter a capital, whichever name comes first."""
+    v = timing.versus(a, b, name_a, name_b, margin)
+    return timing.Verdict(v[0].upper() + v[1:], v.outcome)
+
+
+def rows_versus(row_a: dict, row_b: dict, name_a: str, name_b: str, margin: float = timing.MARGIN) -> timing.Verdict:
+    """versus of two benchmark rows' epochs."""
+    return versus(row_timing(row_a), row_timing(row_b), name_a, name_b, margin)
+
+
+WHY_GRAPHS = {
+    timing.SAME: ("one graph for the whole epoch saves Python's call a step, but with a graph a step Python "
+                  "issues the next replay while the GPU still runs the step before, so the GPU never waits for "
+                  "it: both epochs are the same kernels back to back on the GPU"),
+    "whole faster": ("with a graph a step the GPU waited for Python's replay between steps; the whole-epoch "
+                     "graph has no such gap"),
+    "step faster": ("a gap between steps does not explain it (the whole-epoch graph has none); this measurement "
+                    "does not say why"),
+}
+
+
+def graphs_compared(rows: list[dict], hidden: int = HIDDEN) -> timing.Verdict:
+    """PyTorch's whole epoch as one CUDA graph against one graph a step, from a run's rows, with the reason
+    that fits the outcome (WHY_GRAPHS); outcome: timing.A_FASTER (the whole-epoch graph), B_FASTER, SAME,
+    or "not measured"."""
+    named = {r["name"]: r for r in rows if "ms" in r}
+    whole = named.get(f"PyTorch CUDA graph whole epoch 784-{hidden}-10 SGD")
+    step = named.get(f"PyTorch CUDA graph per step 784-{hidden}-10 SGD")
+    if whole is None or step is None:
+        return timing.Verdict("The two CUDA-graph epochs are not both in these rows.", "not measured")
+    v = rows_versus(whole, step, "PyTorch's whole epoch as one CUDA graph", "one CUDA graph a step")
+    why = WHY_GRAPHS[{timing.A_FASTER: "whole faster", timing.B_FASTER: "step faster"}.get(v.outcome, timing.SAME)]
+    return timing.Verdict(f"{v}: {why}", v.outcome)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,26 +3,27 @@
     python -m helpers.bench train            # GLSL epoch, NumPy epoch, the GLSL step taken apart
     python -m helpers.bench.train --tune     # sweep the step shaders' #defines, GPU time per dispatch
 
-GLSL: helpers.gpu_mlp.GPUTrainer, all 60,000 images (QUICK: 4,096), one warm-up epoch, then the median
-of a few epochs, each timed by the wall clock with ctx.finish() at both ends (so everything is in it:
-the order upload, every dispatch and barrier, the readback every 50 steps). NumPy: reference.train,
-one epoch on the CPU (its own per-epoch timer, evaluation excluded).
+GLSL: helpers.gpu_mlp.GPUTrainer, all 60,000 images (QUICK: 4,096), a warm-up, then a few epochs, each
+timed by the wall clock with ctx.finish() at both ends (so everything is in it: the order upload, every
+dispatch and barrier, the readback every 50 steps). NumPy: reference.train, one epoch on the CPU (its own
+per-epoch timer, evaluation excluded).
 
-PyTorch eager (torch_epochs: the same model, batch, learning rate and per-epoch sample order, data resident
-on the GPU, float32 with TF32 off, timed with torch.cuda.synchronize()) is timed once, by the fused
-benchmark, beside this trainer and the fused ones; committed_epochs reads that one row for every notebook.
+The GLSL and NumPy epochs are compared, so they are measured in turn (timing.measure_interleaved): the
+median with its 20-80 % band. PyTorch eager (torch_eager_epoch: the same model, batch, learning rate and
+per-epoch sample order, data resident on the GPU, float32 with TF32 off) is measured by the fused benchmark,
+interleaved with this trainer and the fused ones; committed_epochs reads that one row for every notebook.
 """
 
 from __future__ import annotations
 
-import statistics
+from contextlib import contextmanager
 
 import numpy as np
 
-from .. import data, gl, reference
+from .. import data, gl, reference, timing
 from ..gpu_mlp import STEP, GPUTrainer
 from ..mlp import PARAM_NAMES
-from .profile import epoch_seconds, profile_step, time_epochs
+from .profile import profile_step
 
 BATCH, LR, SEED = 128, 0.3, 0
 
@@ -32,40 +33,40 @@ def sizes(quick: bool) -> tuple[int, int]:
     return (4096, 2) if quick else (60_000, 5)
 
 
-def torch_epochs(images, labels, params: dict, epochs: int):
-    """PyTorch eager on CUDA, float32, TF32 off (restored after): seconds of `epochs` epochs after one
-    warm-up, and the device name; (None, reason) without torch or CUDA."""
-    try:
-        import torch
-        import torch.nn.functional as F
-    except ImportError:
-        return None, "torch not installed"
-    if not torch.cuda.is_available():
-        return None, "torch has no CUDA device here"
+@contextmanager
+def torch_fp32(torch):
+    """While the block runs: float32 matrix products with TF32 off (restored afterwards)."""
     saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     try:
-        device = torch.device("cuda")
-        X = torch.from_numpy(data.normalise(images)).to(device)
-        y = torch.from_numpy(np.asarray(labels, np.int64)).to(device)
-        weights = [torch.tensor(params[name], device=device, requires_grad=True) for name in PARAM_NAMES]
-        optimizer = torch.optim.SGD(weights, lr=LR)
-        n = len(X)
-
-        def epoch(e):
-            order = torch.from_numpy(reference.epoch_order(n, e, SEED).astype(np.int64)).to(device)
-            for i in range(0, n, BATCH):
-                batch = order[i:i + BATCH]
-                W1, b1, W2, b2 = weights
-                logits = torch.relu(X[batch] @ W1 + b1) @ W2 + b2
-                loss = F.cross_entropy(logits, y[batch])
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
-
-        return time_epochs(epoch, torch.cuda.synchronize, epochs), torch.cuda.get_device_name()
+        yield
     finally:
         torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def torch_eager_epoch(torch, F, images, labels, params: dict, orders):
+    """epoch(e): one epoch of PyTorch eager on CUDA (the same model, batch, learning rate, data resident on
+    the GPU) in sample order orders[e]; nothing synchronised (the caller times it). The fused benchmark
+    measures it beside the GLSL trainers."""
+    device = torch.device("cuda")
+    X = torch.from_numpy(data.normalise(images)).to(device)
+    y = torch.from_numpy(np.asarray(labels, np.int64)).to(device)
+    weights = [torch.tensor(params[name], device=device, requires_grad=True) for name in PARAM_NAMES]
+    optimizer = torch.optim.SGD(weights, lr=LR)
+    drawn = [torch.from_numpy(np.asarray(o, np.int64)).to(device) for o in orders]
+    n = len(X)
+
+    def epoch(e):
+        order = drawn[e % len(drawn)]
+        for i in range(0, n, BATCH):
+            batch = order[i:i + BATCH]
+            W1, b1, W2, b2 = weights
+            logits = torch.relu(X[batch] @ W1 + b1) @ W2 + b2
+            loss = F.cross_entropy(logits, y[batch])
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+    return epoch
 
 
 EAGER_ROW = "PyTorch eager 784-128-10 SGD"    # benches.fused: the one PyTorch eager epoch the notebooks quote
@@ -107,26 +108,31 @@ def run(ctx, quick: bool) -> list[dict]:
     trainer = GPUTrainer(ctx, params, images, labels, optimizer=reference.SGD(LR), batch_size=BATCH, seed=SEED)
     trainer.add_eval_set("test", X_test, y_test)
     steps = trainer.steps_per_epoch
-    gl_times = epoch_seconds(trainer, epochs)
+    from .fused import epoch_sampler   # fused imports this module
+    # compared, so measured interleaved: a GLSL epoch, a NumPy epoch, a GLSL epoch, ... after the warm-up
+    measured = timing.measure_interleaved({"GLSL (ModernGL)": epoch_sampler(trainer),
+                                           "NumPy (CPU)": lambda: numpy_epoch(images, labels, params)},
+                                          repeat=epochs)
     test_acc = trainer.accuracy("test")
     profile = profile_step(trainer)
-    gl_epoch = statistics.median(gl_times)
-    np_epoch = numpy_epoch(images, labels, params)
+    gl_t, np_t = measured["GLSL (ModernGL)"], measured["NumPy (CPU)"]
 
     clock = "wall clock, ctx.finish() at both ends"
     print(f"one epoch of 784-128-10, batch {BATCH}, {n} images ({steps} steps, last batch {n - (steps - 1) * BATCH}), "
-          f"median of {epochs} epochs after 1 warm-up; {clock}")
+          f"median and 20-80 % of {epochs} epochs each, GLSL and NumPy in turn after a warm-up; {clock}")
     print(f"GLSL step: {trainer.dispatches_per_step} dispatches + {trainer.dispatches_per_step} barriers, "
-          f"readback every 50 steps; test accuracy after {epochs + 1} epochs: {100 * test_acc:.2f} %")
-    rows = [{"name": "GLSL (ModernGL)", "epoch_s": gl_epoch, "epochs_s": gl_times, "images": n, "batch": BATCH,
-             "steps": steps, "step_us": gl_epoch / steps * 1e6, "dispatches_per_step": trainer.dispatches_per_step,
-             "barriers_per_step": trainer.dispatches_per_step, "test_acc": test_acc, "clock": clock}]
-    rows.append({"name": "NumPy (CPU)", "epoch_s": np_epoch, "epochs_s": [np_epoch], "images": n, "batch": BATCH,
-                 "steps": steps, "step_us": np_epoch / steps * 1e6, "clock": "wall clock (reference.train, 1 epoch)"})
-    print(f"{'':38s} {'epoch':>10s} {'per step':>10s} {'vs GLSL':>9s}")
-    for row in rows:
-        print(f"{row['name']:38s} {row['epoch_s'] * 1e3:8.1f}ms {row['step_us']:8.1f}µs "
-              f"{row['epoch_s'] / gl_epoch:8.2f}x")
+          f"readback every 50 steps; test accuracy after training: {100 * test_acc:.2f} %")
+    rows = [{"name": "GLSL (ModernGL)", **gl_t.row(), "epoch_s": gl_t.median, "epochs_s": list(gl_t.samples),
+             "images": n, "batch": BATCH, "steps": steps, "step_us": gl_t.median / steps * 1e6,
+             "dispatches_per_step": trainer.dispatches_per_step, "barriers_per_step": trainer.dispatches_per_step,
+             "test_acc": test_acc, "clock": clock}]
+    rows.append({"name": "NumPy (CPU)", **np_t.row(), "epoch_s": np_t.median, "epochs_s": list(np_t.samples),
+                 "images": n, "batch": BATCH, "steps": steps, "step_us": np_t.median / steps * 1e6,
+                 "clock": "wall clock (reference.train, 1 epoch)"})
+    print(f"{'':38s} {'epoch (20–80 %)':>26s} {'per step':>10s}")
+    for name, t in measured.items():
+        print(f"{name:38s} {t.text():>26s} {t.per(steps).text():>10s}")
+    print(timing.versus(gl_t, np_t, "the GLSL epoch", "the NumPy epoch"))
     print(f"\nthe GLSL step taken apart (batch {profile['batch']}; kernels by {profile['clock']}):")
     for name, seconds in profile["kernel"].items():
         print(f"  {name:32s} {seconds * 1e6:8.1f} µs   (dispatch + barrier, back to back)")
@@ -186,13 +192,15 @@ def tune(ctx, quick: bool, repeat: int = 20) -> dict:
             f"{' '.join(f'{k}={v}' for k, v in d.items())}: {t * 1e6:.1f}µs" for t, d in results[:6]))
         best[name] = results[0][1]
     print("best:", best)
-    for label, defines in (("defaults", None), ("tuned", best)):
-        t = trainer(defines)
-        times = epoch_seconds(t, 3)
+    from .fused import interleaved_epochs   # fused imports this module
+    tried = {label: trainer(defines) for label, defines in (("defaults", None), ("tuned", best))}
+    epochs = interleaved_epochs(tried, repeat=5)   # compared: interleaved, after a warm-up
+    for label, t in tried.items():
         profile = profile_step(t, repeat=repeat)
-        print(f"{label}: epoch {statistics.median(times) * 1e3:.1f} ms, step {profile['step'] * 1e6:.1f} µs, "
+        print(f"{label}: epoch {epochs[label].text()}, step {profile['step'] * 1e6:.1f} µs, "
               f"kernels {profile['kernel_total'] * 1e6:.1f} µs, issue {profile['issue'] * 1e6:.1f} µs")
         t.release()
+    print(timing.versus(epochs["tuned"], epochs["defaults"], "the tuned epoch", "the default one"))
     return best
 
 

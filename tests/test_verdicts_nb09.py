@@ -1,0 +1,82 @@
+"""The sentences notebook 09 prints from its measurements (grid barriers, the persistent kernel, one dispatch a
+step), each on made-up Timings on every side of its threshold, so a printed verdict can never contradict the
+numbers printed beside it (no GPU)."""
+
+import pytest
+
+from helpers import lookahead_mlp, persistent_mlp, timing
+
+US = 1e-6
+
+
+def T(seconds, spread=0.01, n=9):
+    """A made-up Timing: n samples around `seconds`, spread ± `spread` of it (evenly)."""
+    return timing.Timing(tuple(seconds * (1 + spread * (2 * i / (n - 1) - 1)) for i in range(n)))
+
+
+# --- the grid barrier, one account from three measurements ------------------------------------------------------
+
+def test_grid_barrier_account_saving_and_its_parts_agree():
+    # empty dispatch + barrier 2.71 µs, a grid barrier 2.49 µs; three phases as dispatches 74.2 µs, joined 55.9 µs
+    v = persistent_mlp.grid_barrier_account(T(2.71 * US), T(2.49 * US), T(74.2 * US), T(55.9 * US))
+    assert v.outcome == persistent_mlp.SAVED and "saved 18.3 µs a step" in v
+    assert "3.15 µs of it" in v                                          # 3 × 2.71 − 2 × 2.49: the fixed costs
+    assert "other 15.2 µs" in v                                          # the rest: starting and draining
+
+
+def test_grid_barrier_account_same_within_noise_or_costs():
+    same = persistent_mlp.grid_barrier_account(T(2.7 * US), T(2.5 * US), T(60.0 * US), T(60.5 * US))
+    assert same.outcome == timing.SAME and "less than the noise" in same and "saved" not in same
+    worse = persistent_mlp.grid_barrier_account(T(2.0 * US), T(3.0 * US), T(60.0 * US), T(66.0 * US))
+    assert worse.outcome == persistent_mlp.COST and "cost 6.0 µs a step more" in worse
+
+
+def test_grid_barrier_account_saving_that_the_fixed_costs_do_not_explain():
+    v = persistent_mlp.grid_barrier_account(T(2.0 * US), T(3.1 * US), T(70.0 * US), T(60.0 * US))
+    assert v.outcome == persistent_mlp.SAVED and "saved 10.0 µs a step" in v and "none of it" in v
+
+
+def test_grid_barrier_account_without_a_persistent_run():
+    v = persistent_mlp.grid_barrier_account(T(2.7 * US), T(2.5 * US), T(60.0 * US), None)
+    assert "not measured here" in v and v.outcome == persistent_mlp.NOT_MEASURED
+
+
+def test_persistent_epoch_on_all_sides():
+    slower = persistent_mlp.persistent_epoch(T(27.8e-3), T(15.8e-3), 18.3 * US, steps=469)
+    assert slower.outcome == timing.B_FASTER and "1.8× faster than the persistent" in slower
+    assert "18.3 µs a step (8.58 ms an epoch)" in slower and slower.startswith("The fused trainer's epoch")
+    faster = persistent_mlp.persistent_epoch(T(12.0e-3), T(15.8e-3), 18.3 * US, steps=469)
+    assert faster.outcome == timing.A_FASTER and faster.startswith("The persistent kernel's epoch")
+    same = persistent_mlp.persistent_epoch(T(15.9e-3), T(15.8e-3), None, steps=469)
+    assert same.outcome == timing.SAME and "not measured" in same
+    none = persistent_mlp.persistent_epoch(T(27.8e-3), T(15.8e-3), -1.0 * US, steps=469)
+    assert "saved nothing" in none
+
+
+# --- one dispatch a step against two ------------------------------------------------------------------------------
+
+def test_one_dispatch_against_two_on_all_sides():
+    beat = lookahead_mlp.one_against_two(T(11.87e-3), T(13.54e-3))
+    assert beat.outcome == timing.A_FASTER and "one dispatch a step beat two" in beat
+    lost = lookahead_mlp.one_against_two(T(14.0e-3), T(12.24e-3), where="there")
+    assert lost.outcome == timing.B_FASTER and "did not beat two" in lost and lost.startswith("The fused epoch")
+    close = lookahead_mlp.one_against_two(T(13.44e-3), T(12.64e-3))   # 6 %: inside the 10 % margin
+    assert close.outcome == timing.SAME and "neither is faster" in close
+
+
+def test_runs_agree_or_differ():
+    a, b = lookahead_mlp.one_against_two(T(14e-3), T(12e-3)), lookahead_mlp.one_against_two(T(15e-3), T(12e-3))
+    assert lookahead_mlp.runs_agree(a, b).outcome == "agree"
+    c = lookahead_mlp.one_against_two(T(12.5e-3), T(12e-3))
+    assert lookahead_mlp.runs_agree(a, c).outcome == "differ"
+
+
+@pytest.mark.parametrize("look, look_floor, fused, fused_floor, outcome", [
+    (12.24, 6.55, 10.46, 2.40, lookahead_mlp.THE_FLOOR),   # work 5.7 ms against 8.1 ms: the floor loses it
+    (14.00, 2.50, 10.46, 2.40, lookahead_mlp.THE_WORK),    # the same floors, more work
+    (16.00, 6.55, 10.46, 2.40, lookahead_mlp.BOTH),
+    (10.40, 6.55, 10.46, 2.40, lookahead_mlp.DID_NOT_LOSE)])
+def test_floor_account_on_every_side(look, look_floor, fused, fused_floor, outcome):
+    v = lookahead_mlp.floor_account(T(look * 1e-3), T(look_floor * 1e-3), T(fused * 1e-3), T(fused_floor * 1e-3))
+    assert v.outcome == outcome
+    assert f"{look - look_floor:.2f} ms an epoch against the fused trainer's {fused - fused_floor:.2f} ms" in v
