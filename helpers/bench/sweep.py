@@ -3,11 +3,11 @@ the step that FusedMLP offers. FusedMLP.TUNED (helpers/fused_mlp.py) holds the w
 run is notebooks/results/fused-sweep-h100.json. Nothing in the notebooks runs it: a tuning tool.
 
     python -m helpers.bench.sweep [--quick] [--out FILE]
-    python -m helpers.bench.sweep epochs [--quick] [--jax] [--out FILE]
+    python -m helpers.bench.sweep epochs [--quick] [--jax] [--nets 128,wide] [--out FILE]
 
 `epochs` times whole epochs instead (EPOCHS: the default layout beside tunable sets and layouts that the
 kernel sweep cannot judge alone, since a step is more than the sum of its dispatches), all of one net
-interleaved by timing.measure_interleaved; with --jax also JAX's epoch of the wide net at both precisions
+interleaved by timing.measure_interleaved; with --jax also JAX's epoch of each net run, at both precisions
 (helpers/bench/jax_epoch.py, a process of its own) in the same run.
 """
 
@@ -118,16 +118,21 @@ EPOCHS = {
 }
 
 
-def epoch_sweep(ctx, quick: bool, repeat: int = 5, jax: bool = False) -> list[dict]:
+def epoch_sweep(ctx, quick: bool, repeat: int = 5, jax: bool = False, nets=None) -> list[dict]:
     """Each net's EPOCHS candidates, one epoch a sample, interleaved (timing.measure_interleaved: a warm-up of
     timing.default_warmup() seconds of all of them in turn, then `repeat` rounds); wall clock from
     ctx.finish() to ctx.finish() around Trainer.run_epoch, the sample orders drawn before. One printed line
-    per candidate: median ms with its 20-80 % band, and its ratio to the default's median."""
+    per candidate: median ms with its 20-80 % band, and its ratio to the default's median. nets: the keys of
+    EPOCHS to run (default all); with jax, JAX's epochs of those nets too."""
     (X_train, y_train), _ = data.load_mnist()
     n = 1024 if quick else len(X_train)
     rows = []
+    widths = []
     for hidden, candidates in EPOCHS.items():
+        if nets is not None and hidden not in nets:
+            continue
         hidden = wide_hidden(quick) if hidden == "wide" else hidden
+        widths.append(hidden)
         optimizer = reference.SGD(LR) if hidden == HIDDEN else reference.Momentum(0.2, 0.9)
         trainers, samples = {}, {}
         orders = [reference.epoch_order(n, e, 0) for e in range(8)]
@@ -161,13 +166,14 @@ def epoch_sweep(ctx, quick: bool, repeat: int = 5, jax: bool = False) -> list[di
                          "vs_default": t.median / base.median, "outcome": timing.compare(t, base)})
         for t in trainers.values():
             t.release()
-    if jax:
+    for hidden in widths if jax else ():
         from .jax_epoch import jax_rows
-        jrows, note = jax_rows(wide_hidden(quick), "momentum", 0.2, 2 if quick else repeat, quick)
+        optimizer, lr = ("sgd", LR) if hidden == HIDDEN else ("momentum", 0.2)
+        jrows, note = jax_rows(hidden, optimizer, lr, 2 if quick else repeat, quick)
         print(note)
         for row in jrows:
             print(f"  {row['name']:60s} {row['ms']:.2f} ms (min {row['min_ms']:.2f})")
-        rows += [dict(r, net=f"784-{wide_hidden(quick)}-10") for r in jrows]
+        rows += [dict(r, net=f"784-{hidden}-10") for r in jrows]
     return rows
 
 
@@ -179,8 +185,11 @@ if __name__ == "__main__":   # python -m helpers.bench.sweep [epochs] [--quick] 
     context = gl.create_context()
     print(gl.describe(context))
     if sys.argv[1:2] == ["epochs"]:
+        nets = None   # --nets 128,wide: those keys of EPOCHS only
+        if "--nets" in sys.argv:
+            nets = [k if k == "wide" else int(k) for k in sys.argv[sys.argv.index("--nets") + 1].split(",")]
         result = {"epochs": epoch_sweep(context, quick="--quick" in sys.argv or mode.is_quick(),
-                                        jax="--jax" in sys.argv)}
+                                        jax="--jax" in sys.argv, nets=nets)}
     else:
         result = sweep(context, quick="--quick" in sys.argv or mode.is_quick())
     result = {"device": {"describe": gl.describe(context), "date": time.strftime("%Y-%m-%d"),
