@@ -15,17 +15,21 @@
 //           y*BM, columns x*BN; inside the group, matmul_6_subgroup's layout: every LM*LN consecutive
 //           invocations (32: one subgroup on NVIDIA) own a (LM*TM)×(LN*TN) sub-tile, each TM×TN outputs
 // Requires  THREADS == (BM // TM)*(BN // TN);  TM % 4 == 0;  TN % 4 == 0;  BM % (LM*TM) == 0;
-//           BN % (LN*TN) == 0;  KS >= 1
+//           BN % (LN*TN) == 0;  KS >= 1;  INTERIOR == 0 or (THREADS % BK == 0 and THREADS % (BN // 4) == 0)
 // Changed   vs matmul_6_subgroup: the third dispatch dimension cuts the sum over k. At 1024³ the 128×128
 //           tiles of C are 64, fewer than a 132-SM GPU's SMs, so half of the GPU idles whatever the kernel
 //           does; four pieces a tile make 256 work groups, two for each SM, each with a quarter of the loop.
 //           The price: the pieces' trip through memory (written here, read back by the sum) and one more
 //           dispatch. Pick KS so that the tiles times the pieces fill the GPU once, no more
 // Checked   relative error < 1e-5 against NumPy after the sum, P and C poisoned with NaN first, sizes that
-//           fit no tile, pieces that divide neither K nor BK (tests/test_matmul_splitk.py)
+//           fit no tile, pieces that divide neither K nor BK, INTERIOR 1 with interior and edge blocks in
+//           one dispatch (tests/test_matmul_splitk.py)
 // Tunables  matmul_6_subgroup's: TM, TN multiples of 4; THREADS = (BM/TM)*(BN/TN); BM a multiple of LM*TM
 //           and BN of LN*TN (checked below). Shared memory 2*BK*(BM+4*PAD+BN)*4 bytes (48 KiB on NVIDIA,
-//           32 KiB on llvmpipe)
+//           32 KiB on llvmpipe). INTERIOR 1: matmul_9_interior's tile loop, free of bounds checks, for a
+//           group whose block lies wholly inside C and whose piece is whole tiles (K and KS multiples
+//           of BK, N of 4); then THREADS must be a multiple of BK and of BN/4. INTERIOR 0 (default):
+//           every group takes the checked loop, as in matmul_6_subgroup
 #ifndef BM
 #define BM 128
 #endif
@@ -53,6 +57,9 @@
 #ifndef PAD
 #define PAD 1
 #endif
+#ifndef INTERIOR
+#define INTERIOR 0
+#endif
 
 #if THREADS != (BM / TM) * (BN / TN)
 #error "THREADS must equal (BM/TM)*(BN/TN)"
@@ -62,6 +69,10 @@
 #endif
 #if (BM % (LM * TM)) != 0 || (BN % (LN * TN)) != 0
 #error "BM must be a multiple of LM*TM and BN of LN*TN"
+#endif
+
+#if INTERIOR && ((THREADS % BK) != 0 || (THREADS % (BN / 4)) != 0)
+#error "INTERIOR 1 needs THREADS a multiple of BK and of BN/4"
 #endif
 
 #pragma optionNV(unroll all)
@@ -92,6 +103,9 @@ shared vec4 Bs[2][BK][BN / 4];         // two copies of the B tile
 
 vec4 a_next[A_PER_THREAD];             // the next tiles, on their way from global memory
 vec4 b_next[B_PER_THREAD];
+vec4 acc[TM][TN / 4];                  // this thread's outputs (see main)
+uint a_at, b_at;                       // its A and B vec4 columns in the tiles
+uint a_first, b_first;                 // INTERIOR: its first element of A and of B (k = 0)
 
 // The tiles for k0 .. k0+BK-1, zero at and past k_end (the end of this group's piece) and past M and N.
 void load_tiles(uint bm, uint bn, uint k0, uint k_end, uint t, bool vec_b) {
@@ -128,6 +142,34 @@ void load_tiles(uint bm, uint bn, uint k0, uint k_end, uint t, bool vec_b) {
     }
 }
 
+// INTERIOR: the same elements as load_tiles for a block wholly inside, with nothing to test
+void load_interior(uint k0, uint t) {
+    for (uint p = 0u; p < A_PER_THREAD; ++p) {
+        if ((A_QUADS % THREADS) != 0u && t + p * THREADS >= A_QUADS) break;   // (a constant test)
+        uint at = a_first + p * (THREADS / BK) * 4u * K + k0;    // load p: THREADS/BK vec4 rows further
+        a_next[p] = vec4(A[at], A[at + K], A[at + 2u * K], A[at + 3u * K]);
+    }
+    for (uint p = 0u; p < B_PER_THREAD; ++p) {
+        if ((B_QUADS % THREADS) != 0u && t + p * THREADS >= B_QUADS) break;
+        b_next[p] = B4[(b_first + p * (THREADS / (BN / 4u)) * N + k0 * N) / 4u];
+    }
+}
+
+void multiply_tile(uint cur) {         // acc += the BK rows of k in copy `cur` of the tiles
+    for (uint k = 0u; k < BK; ++k) {
+        vec4 a[TM / 4], b[TN / 4];
+        for (uint i = 0u; i < TM / 4; ++i) a[i] = As[cur][k][a_at + i * LM];
+        for (uint j = 0u; j < TN / 4; ++j) b[j] = Bs[cur][k][b_at + j * LN];
+        for (uint i = 0u; i < TM / 4; ++i)
+            for (uint j = 0u; j < TN / 4; ++j) {
+                acc[4u * i     ][j] += a[i].x * b[j];
+                acc[4u * i + 1u][j] += a[i].y * b[j];
+                acc[4u * i + 2u][j] += a[i].z * b[j];
+                acc[4u * i + 3u][j] += a[i].w * b[j];
+            }
+    }
+}
+
 void store_tiles(uint buf, uint t) {
     for (uint p = 0u; p < A_PER_THREAD; ++p) {
         uint q = t + p * THREADS;
@@ -160,39 +202,44 @@ void main() {
     bool vec4_n = (N & 3u) == 0u;      // rows of B and C start on 16-byte boundaries
 
     // acc[4i+ii][j]: row bm + 4*a_col(i) + ii, columns bn + 4*b_col(j) .. +3 (matmul_6_subgroup's layout)
-    uint a_at = (sub / TILES_N) * (WM / 4u) + lr;
-    uint b_at = (sub % TILES_N) * (WN / 4u) + lc;
-
-    vec4 acc[TM][TN / 4];
+    a_at = (sub / TILES_N) * (WM / 4u) + lr;
+    b_at = (sub % TILES_N) * (WN / 4u) + lc;
     for (uint r = 0u; r < TM; ++r)
         for (uint j = 0u; j < TN / 4; ++j) acc[r][j] = vec4(0.0);
 
-    uint tiles = k_end > k_begin ? (k_end - k_begin + BK - 1u) / BK : 0u;
-    if (tiles > 0u) {
-        load_tiles(bm, bn, k_begin, k_end, t, vec4_n);
+    bool interior = INTERIOR != 0 && bm + BM <= M && bn + BN <= N && vec4_n && K % BK == 0u && KS % BK == 0u
+                    && k_end > k_begin;   // then the piece is whole tiles: k_end - k_begin a multiple of BK
+    if (interior) {                      // the same for the whole work group (matmul_9_interior's loop)
+        a_first = (bm + 4u * (t / BK)) * K + t % BK;
+        b_first = (t / (BN / 4u)) * N + bn + 4u * (t % (BN / 4u));
+        uint tiles = (k_end - k_begin) / BK, last = tiles - 1u;
+        load_interior(k_begin, t);
         store_tiles(0u, t);
-    }
-    memoryBarrierShared();
-    barrier();
-    for (uint tile = 0u; tile < tiles; ++tile) {
-        uint cur = tile & 1u;
-        bool more = tile + 1u < tiles;
-        if (more) load_tiles(bm, bn, k_begin + (tile + 1u) * BK, k_end, t, vec4_n);   // in flight during the math
-        for (uint k = 0u; k < BK; ++k) {
-            vec4 a[TM / 4], b[TN / 4];
-            for (uint i = 0u; i < TM / 4; ++i) a[i] = As[cur][k][a_at + i * LM];
-            for (uint j = 0u; j < TN / 4; ++j) b[j] = Bs[cur][k][b_at + j * LN];
-            for (uint i = 0u; i < TM / 4; ++i)
-                for (uint j = 0u; j < TN / 4; ++j) {
-                    acc[4u * i     ][j] += a[i].x * b[j];
-                    acc[4u * i + 1u][j] += a[i].y * b[j];
-                    acc[4u * i + 2u][j] += a[i].z * b[j];
-                    acc[4u * i + 3u][j] += a[i].w * b[j];
-                }
+        barrier();
+        for (uint tile = 0u; tile < tiles; ++tile) {
+            uint cur = tile & 1u;
+            load_interior(k_begin + min(tile + 1u, last) * BK, t);   // at the last tile, that tile again
+            multiply_tile(cur);
+            store_tiles(cur ^ 1u, t);          // the other copy: nobody reads it this step
+            barrier();
         }
-        if (more) store_tiles(cur ^ 1u, t);    // the other copy: nobody reads it this step
+    } else {
+        uint tiles = k_end > k_begin ? (k_end - k_begin + BK - 1u) / BK : 0u;
+        if (tiles > 0u) {
+            load_tiles(bm, bn, k_begin, k_end, t, vec4_n);
+            store_tiles(0u, t);
+        }
         memoryBarrierShared();
         barrier();
+        for (uint tile = 0u; tile < tiles; ++tile) {
+            uint cur = tile & 1u;
+            bool more = tile + 1u < tiles;
+            if (more) load_tiles(bm, bn, k_begin + (tile + 1u) * BK, k_end, t, vec4_n);   // in flight during the math
+            multiply_tile(cur);
+            if (more) store_tiles(cur ^ 1u, t);    // the other copy: nobody reads it this step
+            memoryBarrierShared();
+            barrier();
+        }
     }
 
     uint piece = z * M * N;           // where this group's piece starts in P

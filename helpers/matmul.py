@@ -25,6 +25,9 @@ returns a SplitK for it, which run() and multiply() take like any rung:
     k.pieces(M=1024, N=1024, K=1024)                  # 4 on a 132-SM GPU: 64 tiles × 4 = 256 work groups
     run(k, A, B, C)                                   # two dispatches (one when there is one piece)
 
+top_rung(M, N, K) names the ladder's fastest rung for a size and its #defines (TOP_RUNGS, measured by
+`python -m helpers.bench.top_rung`): load(ctx, *top_rung(1024, 1024, 1024)) is matmul_9 with 64×64 blocks.
+
 matmul_9_interior.comp gives the blocks that lie wholly inside C (K a multiple of BK, N of 4) a tile loop with
 no bounds checks; it is a plain rung, loaded and run like matmul_6. tile_loop(gl.driver_assembly(k.program))
 counts what the driver made of a rung's tile loop, where its program binary holds assembly text (NVIDIA).
@@ -156,6 +159,27 @@ def pieces_in_numpy(a, b, KS: int):
     import numpy as np
 
     return np.stack([a[:, k:k + KS].astype(np.float64) @ b[k:k + KS] for k in range(0, a.shape[1], KS)])
+
+
+# The ladder's top rung by size of C, measured by `python -m helpers.bench.top_rung` (H100, 2026-11-27, against
+# cuBLAS fp32 in the same run, interleaved): rows (most outputs M*N, file, #defines), the first that holds wins.
+# Up to 1024² outputs matmul_9_interior's 128×128 blocks are too few for the GPU (64 for an H100's 132 SMs:
+# 55 % of cuBLAS at 1024³); 64×64 blocks of 8×4 outputs a thread, 128 threads, make 256 (99 and 103 % in two
+# runs), and fill it better than split-K (matmul_8_splitk, 89-93 %; with matmul_9's unchecked loop, INTERIOR 1,
+# 98-102 %). At 2048³ and 4096³ the file's own 128×128 tile was the fastest within 2 % (86-87 %). Between
+# 1024² and 2048² outputs nothing was measured.
+TOP_RUNGS = ((1024 * 1024, "matmul_9_interior.comp", {"BM": 64, "BN": 64, "TM": 8, "TN": 4, "THREADS": 128}),
+             (None, "matmul_9_interior.comp", {}))
+
+
+def top_rung(M: int, N: int, K: int) -> tuple[str, dict]:
+    """The ladder's fastest rung for C[M,N] = A[M,K] @ B[K,N]: (file, #defines) from the first row of TOP_RUNGS
+    whose limit on the outputs M*N holds (None: no limit). load(ctx, *top_rung(M, N, K)) loads it. K does not
+    choose today (no row is split-K); it is there for a row that would."""
+    for most, name, defines in TOP_RUNGS:
+        if most is None or M * N <= most:
+            return name, dict(defines)
+    raise ValueError("TOP_RUNGS needs a last row with no limit")
 
 
 def load(ctx, name: str, defines: dict | None = None) -> gl.Kernel | SplitK:

@@ -15,7 +15,8 @@ RUNG = "matmul_9_interior.comp"
 TILES = {"default": {},                                                       # 128x128, 16x8 a thread
          "8x8-256": {"TM": 8, "THREADS": 256},                                # matmul_6's thread layout
          "64x64-4x4": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},  # A tile: fewer vec4s than threads
-         "128x64-BK16": {"BN": 64, "BK": 16, "TM": 8, "THREADS": 128}}
+         "128x64-BK16": {"BN": 64, "BK": 16, "TM": 8, "THREADS": 128},
+         "top-1024": matmul.top_rung(1024, 1024, 1024)[1]}                   # 64x64, 8x4 a thread, 128 threads
 # (M, K, N) and which loop the blocks take with the default 128x128 block, BK 8
 SHAPES = {"all-interior": (256, 64, 256),
           "interior-and-edge": (300, 72, 260),    # 2x2 interior blocks, the rest on the edge
@@ -39,3 +40,19 @@ def test_both_loops_match_numpy(ctx, kernels, rng, tiles, shape):
 def test_bad_tiles_are_refused(ctx):
     with pytest.raises(gl.ShaderError, match="multiple of BK and of BN/4|THREADS == "):
         matmul.load(ctx, RUNG, {"BM": 32, "BN": 256, "TM": 4, "TN": 8, "LM": 8, "LN": 4, "THREADS": 32})
+
+
+def test_top_rung_picks_small_blocks_up_to_1024_squared_outputs():
+    small, large = matmul.top_rung(1024, 1024, 1024), matmul.top_rung(1024, 1025, 1024)
+    assert small == (RUNG, {"BM": 64, "BN": 64, "TM": 8, "TN": 4, "THREADS": 128})
+    assert large == (RUNG, {}) == matmul.top_rung(4096, 4096, 4096)
+    assert matmul.top_rung(1, 1024 * 1024, 7) == small              # by outputs, whatever the shape
+    small[1]["BM"] = 1                                               # a copy: the table stays as it is
+    assert matmul.top_rung(1024, 1024, 1024)[1]["BM"] == 64
+
+
+@pytest.mark.parametrize("size", [(1024, 1024, 1024), (2048, 2048, 2048)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("shape", ["interior-and-edge", "K-not-a-multiple"])
+def test_top_rung_matches_numpy(ctx, rng, size, shape):
+    kernel = matmul.load(ctx, *matmul.top_rung(*size))
+    assert_multiplies(ctx, kernel, rng, *SHAPES[shape])

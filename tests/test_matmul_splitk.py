@@ -14,14 +14,22 @@ from helpers import gl, matmul
 from test_matmul import assert_multiplies   # random A @ B against NumPy, C NaN-poisoned, a spare row
 
 TOL = 1e-5
-TILES = {"default": {}, "64x64": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256}}
+TILES = {"default": {}, "64x64": {"BM": 64, "BN": 64, "BK": 16, "TM": 4, "TN": 4, "THREADS": 256},
+         "interior": {"INTERIOR": 1},                                          # the unchecked loop where it can
+         "interior 16x8": {"INTERIOR": 1, "TM": 16, "THREADS": 128},
+         "interior 64x64": {"INTERIOR": 1, "BM": 64, "BN": 64, "TM": 8, "THREADS": 64}}
+# (M, K, N) with 128×128 blocks wholly inside C and blocks on its edge in one dispatch (K % 8 == 0, N % 4 == 0),
+# and one that is all interior blocks: with INTERIOR 1 both loops run
+MIXED = ((257, 96, 260), (256, 64, 128))
 
 
+@pytest.mark.parametrize("interior", [0, 1])
 @pytest.mark.parametrize("KS", [8, 7, 24, 100, 300])   # BK 8: a multiple, not one, several tiles, one piece
-@pytest.mark.parametrize("shape", [(37, 70, 13), (129, 257, 64), (1, 300, 77)], ids=lambda s: "x".join(map(str, s)))
-def test_every_piece_matches_numpy(ctx, rng, shape, KS):
+@pytest.mark.parametrize("shape", [(37, 70, 13), (129, 257, 64), (1, 300, 77), *MIXED],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_every_piece_matches_numpy(ctx, rng, shape, KS, interior):
     M, K, N = shape
-    kernel = gl.Kernel(ctx, matmul.SPLITK)
+    kernel = gl.Kernel(ctx, matmul.SPLITK, {"INTERIOR": interior})
     a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
     ref = matmul.pieces_in_numpy(a, b, KS)
     A, B = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B")
@@ -66,7 +74,7 @@ def test_pieces_fill_the_places_and_no_more(ctx):
 
 @pytest.mark.parametrize("places", [0, 264, 10_000])
 @pytest.mark.parametrize("tiles", TILES)
-@pytest.mark.parametrize("shape", [(37, 70, 13), (129, 257, 65), (130, 44, 132), (1, 300, 77), (77, 300, 1)],
+@pytest.mark.parametrize("shape", [(37, 70, 13), (129, 257, 65), (130, 44, 132), (1, 300, 77), (77, 300, 1), *MIXED],
                          ids=lambda s: "x".join(map(str, s)))
 def test_splitk_matches_numpy(ctx, rng, shape, tiles, places):
     kernel = matmul.SplitK(ctx, TILES[tiles], places=places)
@@ -88,3 +96,22 @@ def test_splitk_gives_the_same_bits_every_run(ctx, rng):
 def test_sm_count_is_a_count_or_none(ctx):
     count = matmul.sm_count(ctx)              # gl_SMCountNV: NVIDIA only
     assert count is None if gl.is_software(ctx) else (count is None or count > 0)
+
+
+def test_interior_splitk_gives_the_same_bits_every_run(ctx, rng):
+    kernel = matmul.SplitK(ctx, {"INTERIOR": 1}, places=10_000)
+    M, K, N = MIXED[0]
+    a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+    runs = [matmul.multiply(ctx, kernel, a, b) for _ in range(3)]
+    kernel.release()
+    assert kernel.pieces(M, N, K) > 1
+    assert all(np.array_equal(runs[0], r) for r in runs[1:])
+
+
+def test_interior_needs_whole_rows_of_loads(ctx):
+    # the unchecked loads step by whole rows: THREADS (32 here) a multiple of BK (12 here) and of BN/4; the
+    # checked loop alone takes any BK
+    tile = {"BK": 12, "BM": 16, "BN": 64, "TM": 4, "TN": 8, "THREADS": 32}
+    gl.Kernel(ctx, matmul.SPLITK, dict(tile, INTERIOR=0))
+    with pytest.raises(gl.ShaderError):
+        gl.Kernel(ctx, matmul.SPLITK, dict(tile, INTERIOR=1))

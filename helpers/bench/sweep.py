@@ -3,6 +3,12 @@ the step that FusedMLP offers. FusedMLP.TUNED (helpers/fused_mlp.py) holds the w
 run is notebooks/results/fused-sweep-h100.json. Nothing in the notebooks runs it: a tuning tool.
 
     python -m helpers.bench.sweep [--quick] [--out FILE]
+    python -m helpers.bench.sweep epochs [--quick] [--jax] [--nets 128,wide] [--out FILE]
+
+`epochs` times whole epochs instead (EPOCHS: the default layout beside tunable sets and layouts that the
+kernel sweep cannot judge alone, since a step is more than the sum of its dispatches), all of one net
+interleaved by timing.measure_interleaved; with --jax also JAX's epoch of each net run, at both precisions
+(helpers/bench/jax_epoch.py, a process of its own) in the same run.
 """
 
 from __future__ import annotations
@@ -95,14 +101,97 @@ def sweep(ctx, quick: bool) -> dict:
     return out
 
 
-if __name__ == "__main__":   # python -m helpers.bench.sweep [--quick] [--out FILE]
+# Whole epochs, batch 128, data resident: {hidden: {name: FusedMLP options}}; "default" is FusedMLP as it
+# stands (default_layout and TUNED). The wide net's head (fused_head_1_xent) gets more threads a sample; its
+# layer 1 (fused_hidden_2_blocked) more and smaller work groups; the small net's forward one sample a group.
+EPOCHS = {
+    HIDDEN: {"default": {},
+             "forward S 1, KS 32 (128 groups)": dict(forward_defines=dict(S=1, KS=32)),
+             "fused_backward_1 (not blocked)": dict(blocked=False, tiled_hidden=False)},
+    "wide": {"default": {},
+             "head LOCAL 512": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=512)),
+             "head LOCAL 1024": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=1024)),
+             "layer 1 RQ 4, TQ 8, BK 8, KS 8 (200 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=4, TQ=8, BK=8, KS=8)),
+             "layer 1 RQ 4, TQ 16, BK 8, KS 8 (104 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=4, TQ=16, BK=8, KS=8)),
+             "backward TQ 16, KQ 8, BS 4, BC 32": dict(blocked=True, tiled_hidden=True, backward_defines=dict(TQ=16, KQ=8, BS=4, BC=32)),
+             "blocked 2-pass (forward_1 + blocked backward)": dict(blocked=True, tiled_hidden=False)},
+}
+
+
+def epoch_sweep(ctx, quick: bool, repeat: int = 5, jax: bool = False, nets=None) -> list[dict]:
+    """Each net's EPOCHS candidates, one epoch a sample, interleaved (timing.measure_interleaved: a warm-up of
+    timing.default_warmup() seconds of all of them in turn, then `repeat` rounds); wall clock from
+    ctx.finish() to ctx.finish() around Trainer.run_epoch, the sample orders drawn before. One printed line
+    per candidate: median ms with its 20-80 % band, and its ratio to the default's median. nets: the keys of
+    EPOCHS to run (default all); with jax, JAX's epochs of those nets too."""
+    (X_train, y_train), _ = data.load_mnist()
+    n = 1024 if quick else len(X_train)
+    rows = []
+    widths = []
+    for hidden, candidates in EPOCHS.items():
+        if nets is not None and hidden not in nets:
+            continue
+        hidden = wide_hidden(quick) if hidden == "wide" else hidden
+        widths.append(hidden)
+        optimizer = reference.SGD(LR) if hidden == HIDDEN else reference.Momentum(0.2, 0.9)
+        trainers, samples = {}, {}
+        orders = [reference.epoch_order(n, e, 0) for e in range(8)]
+        for name, options in candidates.items():
+            try:
+                t = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), X_train[:n], y_train[:n],
+                                       optimizer=optimizer, batch_size=BATCH, seed=0, **options)
+            except gl.ShaderError as error:
+                print(f"784-{hidden}-10 {name}: skipped ({str(error).splitlines()[0]})")
+                continue
+            trainers[name] = t
+            count = [0]
+
+            def sample(t=t, count=count):
+                order = orders[count[0] % len(orders)]
+                count[0] += 1
+                ctx.finish()
+                start = time.perf_counter()
+                t.run_epoch(count[0], order=order)
+                ctx.finish()
+                return time.perf_counter() - start
+            samples[name] = sample
+        timings = timing.measure_interleaved(samples, repeat=2 if quick else repeat)
+        base = timings["default"]
+        print(f"784-{hidden}-10 {type(optimizer).__name__}, one epoch of {n} images, batch {BATCH} "
+              f"(wall clock, {2 if quick else repeat} interleaved epochs each after the warm-up):")
+        for name, t in timings.items():
+            outcome = {timing.A_FASTER: "faster", timing.B_FASTER: "slower"}.get(timing.compare(t, base), "same")
+            print(f"  {name:48s} {t.text('ms'):>24s}  {t.median / base.median:.3f}× the default's time ({outcome})")
+            rows.append({"net": f"784-{hidden}-10", "name": name, **t.row(), "options": candidates[name],
+                         "vs_default": t.median / base.median, "outcome": timing.compare(t, base)})
+        for t in trainers.values():
+            t.release()
+    for hidden in widths if jax else ():
+        from .jax_epoch import jax_rows
+        optimizer, lr = ("sgd", LR) if hidden == HIDDEN else ("momentum", 0.2)
+        jrows, note = jax_rows(hidden, optimizer, lr, 2 if quick else repeat, quick)
+        print(note)
+        for row in jrows:
+            print(f"  {row['name']:60s} {row['ms']:.2f} ms (min {row['min_ms']:.2f})")
+        rows += [dict(r, net=f"784-{hidden}-10") for r in jrows]
+    return rows
+
+
+if __name__ == "__main__":   # python -m helpers.bench.sweep [epochs] [--quick] [--jax] [--out FILE]
     import sys
 
     from .. import mode
 
     context = gl.create_context()
     print(gl.describe(context))
-    result = sweep(context, quick="--quick" in sys.argv or mode.is_quick())
+    if sys.argv[1:2] == ["epochs"]:
+        nets = None   # --nets 128,wide: those keys of EPOCHS only
+        if "--nets" in sys.argv:
+            nets = [k if k == "wide" else int(k) for k in sys.argv[sys.argv.index("--nets") + 1].split(",")]
+        result = {"epochs": epoch_sweep(context, quick="--quick" in sys.argv or mode.is_quick(),
+                                        jax="--jax" in sys.argv, nets=nets)}
+    else:
+        result = sweep(context, quick="--quick" in sys.argv or mode.is_quick())
     result = {"device": {"describe": gl.describe(context), "date": time.strftime("%Y-%m-%d"),
                          "command": "python -m helpers.bench.sweep " + " ".join(sys.argv[1:])}, **result}
     if "--out" in sys.argv:
