@@ -7,7 +7,7 @@
 // Bindings  0 X float[B*K] (readonly)  1 W float[K*N] (readonly)  2 b float[N] (readonly)
 //           3 Y float[B*N] (writeonly)
 // Uniforms  uint B, K, N
-// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)
+// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X) or more, ceil(B/LOCAL_Y) or more, 1)
 //           one thread per output: x indexes the column n, y the row (sample) of Y; 16 × 16 by default
 // Requires  LOCAL_X*LOCAL_Y <= 1024
 // Changed   first version: each thread loops over K reading a row of X and a column of W from global

@@ -5,7 +5,7 @@
 // NumPy     C = A @ B      i.e.  C[m,n] = sum over k of A[m,k] * B[k,n]
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
-// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(M/LOCAL_Y), 1)
+// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X) or more, ceil(M/LOCAL_Y) or more, 1)
 // Requires  LOCAL_X*LOCAL_Y <= 1024
 // Changed   first version: the reference loop, one thread per C[m,n]; threads past M or N return
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)

@@ -5,7 +5,7 @@
 // NumPy     C = A @ B
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
-// Dispatch  local (TILE, TILE, 1); groups (ceil(N/TILE), ceil(M/TILE), 1)
+// Dispatch  local (TILE, TILE, 1); groups (ceil(N/TILE) or more, ceil(M/TILE) or more, 1)
 // Requires  TILE*TILE <= 1024
 // Changed   vs matmul_1_naive: a work group loads a TILE×TILE tile of A and of B into shared memory once
 //           (one float per thread each), then every thread reads TILE values of each from there:

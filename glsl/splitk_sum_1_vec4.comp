@@ -7,7 +7,7 @@
 // Bindings  2 C float[M*N] (writeonly)  3 P float[pieces*M*N] (readonly)
 //           C and P are also declared as vec4 arrays on the same bindings (BufC4, BufP4)
 // Uniforms  uint M, N, pieces
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(M*N/(4*LOCAL)), 1, 1)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(M*N/(4*LOCAL)) or more, 1, 1)
 //           invocation i adds elements 4i .. 4i+3 of every piece (as one vec4 when M*N % 4 == 0, so that
 //           every piece starts on a 16-byte boundary; else one float at a time)
 // Changed   first version: matmul_8_splitk.comp leaves its pieces in P, this adds them. It reads pieces*M*N floats and

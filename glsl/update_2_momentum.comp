@@ -7,7 +7,7 @@
 // Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)  19 velocity float[n] (read-write)
 //           velocity holds zeros before the first step
 // Uniforms  uint n; float lr, mu
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL) or more, 1, 1)
 //           one thread per parameter
 // Requires  LOCAL <= 1024
 // Changed   vs update_1_sgd: one more buffer, the velocity, read and written once per step; params and

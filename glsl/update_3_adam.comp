@@ -11,7 +11,7 @@
 // Uniforms  uint n; float lr, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, c1, c2
 //           (1 - beta and the corrections are computed on the CPU in float64: float32 pow() on the GPU
 //           loses up to 1e-4 of c2 = 1 - 0.999^t at small t)
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL) or more, 1, 1)
 //           one thread per parameter
 // Requires  LOCAL <= 1024
 // Changed   vs update_2_momentum: a second moment per parameter scales each step; two state buffers

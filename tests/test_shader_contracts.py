@@ -303,6 +303,17 @@ def test_a_check_that_failed_is_made_again(ctx, dense):
 def test_contract_cost_runs(ctx):
     from helpers.bench import contract
 
-    rows = contract.measure(ctx, dispatches=50)
-    assert {"no check (program.run)", "Kernel.run, nothing changed"} <= set(rows)
-    assert all(value > 0 for value in rows.values())
+    rows = contract.measure(ctx, dispatches=60)
+    assert {"kernel.program.run, nothing changed", "Kernel.run, nothing changed", "Kernel.run(step=s)"} <= set(rows)
+    for bare, checked in rows.values():
+        assert len(bare.samples) == len(checked.samples) == 3 and bare.median > 0 and checked.median > 0
+    text = contract.report(rows)
+    assert all(name in text for name in rows) and text.count("µs (") == 3 * len(rows)
+
+
+def test_contract_cost_is_taken_sample_by_sample():
+    from helpers import timing
+    from helpers.bench import contract
+
+    bare, checked = timing.Timing((1e-6, 2e-6, 3e-6)), timing.Timing((1.5e-6, 2.5e-6, 3.5e-6))
+    assert contract.cost(bare, checked).samples == pytest.approx((0.5e-6,) * 3)
