@@ -14,7 +14,9 @@ Introduced in notebook 02. Importing this module creates nothing; call `create_c
 Every tunable of a shader in glsl/ is guarded (`#ifndef TILE` / `#define TILE 16` / `#endif`), so a
 `#define TILE 8` placed right after `#version` overrides it; Kernel(ctx, name, {"TILE": 8}) does exactly
 that. `Kernel.run` checks that every buffer the shader declares is bound and has the element type the shader
-reads, and before every dispatch that the uniforms and the buffers bound so far meet the banner's contract
+reads, and before every dispatch (through `Kernel.run` or `k.program.run`) that every uniform the shader
+reads has been set (one never set reads as 0), that the group counts are those the banner's Dispatch field
+gives for the uniforms set, and that the uniforms and the buffers bound so far meet the banner's contract
 (its Requires and Bindings fields); `GPUArray.write` checks shape and dtype. Each error names the shader,
 the binding, array or uniform that is wrong, and the fix.
 """
@@ -356,10 +358,17 @@ class Kernel:
         k.run(*k.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
 
     The contract: the banner's Requires conditions on #defines alone are checked before compiling; before
-    every dispatch, those naming uniforms (with the values set so far, by run() or set()) and the length
-    of every buffer bound to the shader's bindings (now, by bind(), or earlier by another kernel or
-    GPUArray.bind_to) against the banner's Bindings lengths. Only what changed since the last dispatch is
-    checked again: a loop that changes one uniform pays a few dictionary lookups (helpers.bench.contract).
+    every dispatch, by run() and by program.run() alike (check_dispatch): those naming uniforms (with the
+    values set so far, by run(), set() or program[name]), the length of every buffer bound to the shader's
+    bindings (now, by bind(), or earlier by another kernel or GPUArray.bind_to) against the banner's
+    Bindings lengths, that every uniform the compiled shader reads has been set, and that the group counts
+    are those of the banner's Dispatch field for the uniforms set (more only on an axis it marks
+    `or more`). Only what changed since the last dispatch is checked again: a loop that sets its uniforms
+    once pays a few comparisons a dispatch (helpers.bench.contract measures it).
+
+    `program` is the compiled moderngl ComputeShader seen through a CheckedProgram: `k.program["K"].value
+    = 7` counts as set and `k.program.run(*groups)` checks first; `k.program.unchecked` is the
+    ComputeShader itself.
     """
 
     def __init__(self, ctx, name: str, defines: dict | None = None):
@@ -596,7 +605,7 @@ class Kernel:
             self.bind(bindings)
         if uniforms:
             self.set(**uniforms)
-        self.program.run(group_x, group_y, group_z)   # checks (check_dispatch), then dispatches
+        self.program.run(int(group_x), int(group_y), int(group_z))   # checks (check_dispatch), then dispatches
         if barrier:
             self.ctx.memory_barrier()
 
