@@ -3,11 +3,12 @@
 //   RELU 1 (default) gives the hidden layer's activations, RELU 0 gives the output layer's logits
 //
 // Shapes    X[B,K]  W[K,N]  b[N]  Y[B,N]   float32, row-major, std430 (flat float arrays: no padding)
+//           sizes: B, K, N ≥ 1
 // NumPy     Y = np.maximum(X @ W + b, 0)   (RELU 1);   Y = X @ W + b   (RELU 0)
 // Bindings  0 X float[B*K] (readonly)  1 W float[K*N] (readonly)  2 b float[N] (readonly)
 //           3 Y float[B*N] (writeonly)
 // Uniforms  uint B, K, N
-// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X) or more, ceil(B/LOCAL_Y) or more, 1)
+// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)
 //           one thread per output: x indexes the column n, y the row (sample) of Y; 16 × 16 by default
 // Requires  LOCAL_X*LOCAL_Y <= 1024
 // Changed   first version: each thread loops over K reading a row of X and a column of W from global

@@ -2,6 +2,8 @@
 // matmul_1_naive.comp: C = A·B, one thread per output element, every operand read from global memory
 //
 // Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: M, N ≥ 1; K ≥ 0 (K = 0 gives C = 0; A and B are then empty and ModernGL makes no empty
+//           buffer: bind any one-float buffer there)
 // NumPy     C = A @ B      i.e.  C[m,n] = sum over k of A[m,k] * B[k,n]
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K

@@ -4,6 +4,7 @@
 //
 // Shapes    params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden;
 //           only W1, the first n_in*H floats, is read and written
+//           sizes: n_in, n_hidden ≥ 1
 // NumPy     norms = np.sqrt((W1 * W1).sum(0));  over = norms > max_norm
 //           W1[:, over] *= max_norm / norms[over]
 // Bindings  3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (read-write)

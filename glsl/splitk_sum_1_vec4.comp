@@ -3,6 +3,7 @@
 //   (the second dispatch of matmul_8_splitk.comp), four neighbouring elements per invocation
 //
 // Shapes    P[pieces,M,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: M, N, pieces ≥ 1
 // NumPy     C = P[0].copy();  for z in range(1, pieces): C += P[z]   (this order: the same bits every run)
 // Bindings  2 C float[M*N] (writeonly)  3 P float[pieces*M*N] (readonly)
 //           C and P are also declared as vec4 arrays on the same bindings (BufC4, BufP4)

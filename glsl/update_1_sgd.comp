@@ -2,6 +2,7 @@
 // update_1_sgd.comp: one plain SGD step in place, p -= lr * g, over every parameter at once
 //
 // Shapes    params[n]  grads[n]   float32, any flat layout (all parameters back to back in one buffer)
+//           sizes: n ≥ 1
 // NumPy     params -= np.float32(lr) * grads
 // Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)
 //           numbers shared by update_1_sgd, update_2_momentum and update_3_adam (state in 19, 20)

@@ -3,6 +3,7 @@
 //   with momentum)
 //
 // Shapes    params[n]  grads[n]  velocity[n]   float32, any flat layout (all parameters in one buffer)
+//           sizes: n ≥ 1
 // NumPy     velocity[:] = mu * velocity + grads;  params -= lr * velocity        (all float32)
 // Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)  19 velocity float[n] (read-write)
 //           velocity holds zeros before the first step

@@ -6,7 +6,7 @@ Introduced in notebook 02 (gl.Kernel uses it for every dispatch). The banner giv
     // Bindings  0 X float[B*K] (readonly)  1 W float[K*N] (readonly)  2 b float[N] (readonly)
     //           3 Y float[B*N] (writeonly)
     // Uniforms  uint B, K, N
-    // Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X) or more, ceil(B/LOCAL_Y) or more, 1)
+    // Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(B/LOCAL_Y), 1)
     // Requires  LOCAL_X*LOCAL_Y <= 1024
 
     b = parse(source, "dense_1_naive.comp")
