@@ -414,7 +414,8 @@ class Kernel:
     def program(self, program) -> None:
         """Use another compiled program (a moderngl ComputeShader) of the same source: none of its uniforms
         counts as set yet."""
-        program = getattr(program, "_program", program)   # a CheckedProgram: the ComputeShader inside it
+        if isinstance(program, CheckedProgram):
+            program = program.unchecked
         self._program = program
         self._checked_program = CheckedProgram(self, program)
         self.uniforms = {}       # every uniform value set so far, by set(), run() or program[...]: the checks use them
@@ -506,11 +507,12 @@ class Kernel:
 
     def check_dispatch(self, group_x: int, group_y: int, group_z: int) -> None:
         """Raise ShaderError, naming the shader, the uniform or the Dispatch expression, the numbers and the
-        fix, when a uniform the compiled shader reads was never set (it would read 0), when the group counts
-        are fewer than the banner's Dispatch field gives for the uniforms set (outputs left unwritten), or
-        more where the banner does not say the shader ignores extra groups (`groups (...) or more`); then
-        check_contract(). Kernel.run and kernel.program.run call it before every dispatch; a loop that sets
-        its uniforms once and dispatches the same groups pays a few comparisons."""
+        fix, when the uniforms and buffers break the banner's contract (check_contract()), when a uniform the
+        compiled shader reads was never set (it would read 0), or when the group counts are fewer than the
+        banner's Dispatch field gives for the uniforms set (outputs left unwritten), or more on an axis whose
+        count the banner does not mark `or more`. Kernel.run and kernel.program.run call it before a dispatch
+        whenever something changed since the last one passed: a loop that sets its uniforms once and
+        dispatches the same groups pays a few comparisons."""
         if self._changed or self._bound.version != self._checked_version:
             self.check_contract()
         if self._unset:
@@ -565,8 +567,8 @@ class Kernel:
                 f"{f' ({defines})' if defines else ''}")
         fix = f"Fix: dispatch kernel.groups({known}) = {tuple(shown)}: kernel.program.run(*kernel.groups({known}))"
         if given[axis] < needed[axis]:
-            return (f"{head}; with fewer, {'xyz'[axis]} = {given[axis]} < {needed[axis]}, part of the output is "
-                    f"never computed and no error says so. {fix}")
+            return (f"{head}; too few: {'xyz'[axis]} = {given[axis]} < {needed[axis]}, so part of the output "
+                    f"would never be computed, and no error would say so. {fix}")
         return (f"{head}; {'xyz'[axis]} = {given[axis]} > {needed[axis]}, and the banner does not say the shader "
                 f"ignores extra groups on that axis (`<count> or more`), so they may write past the arrays or "
                 f"repeat work. {fix}")
@@ -621,7 +623,8 @@ def _is_value_uniform(member) -> bool:
 
 def _is_opaque(gl_type: int) -> bool:
     """GL_SAMPLER_* and GL_IMAGE_* type enums (0x8B5D-0x8B64, 0x8DC0-0x8DDF, 0x904C-0x906C, 0x9108-0x910D)."""
-    return 0x8B5D <= gl_type <= 0x8B64 or 0x8DC0 <= gl_type <= 0x8DDF or 0x904C <= gl_type <= 0x906C
+    return (0x8B5D <= gl_type <= 0x8B64 or 0x8DC0 <= gl_type <= 0x8DDF or 0x904C <= gl_type <= 0x906C
+            or 0x9108 <= gl_type <= 0x910D)
 
 
 class CheckedUniform:
