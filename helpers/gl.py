@@ -392,7 +392,12 @@ class Kernel:
             if not requirement.names <= self.define_values.keys():
                 for used in requirement.names:
                     self._uniform_checks.setdefault(used, []).append(requirement)
-        self._length_names = {number: banner.names(b.length) for number, b in self.banner.bindings.items()}
+        self._length_names = {number: tuple(sorted(banner.names(b.length))) for number, b in self.banner.bindings.items()}
+        self._length_users = {}       # {uniform: the bindings whose lengths name it}
+        for number, used in self._length_names.items():
+            for uniform in used:
+                self._length_users.setdefault(uniform, []).append(number)
+        self._lengths_passed = set()  # (binding, elements, values of the names its length uses) that passed
         # the uniforms the Dispatch field's group counts name (the #defines in it never change)
         self._dispatch_names = tuple(sorted(set().union(*map(banner.names, self.banner.groups or ()))
                                             - self.define_values.keys()))
@@ -419,6 +424,7 @@ class Kernel:
         self._program = program
         self._checked_program = CheckedProgram(self, program)
         self.uniforms = {}       # every uniform value set so far, by set(), run() or program[...]: the checks use them
+        self._values = dict(self.define_values)   # the #defines and self.uniforms in one dict: what checks evaluate with
         # the uniforms the compiled shader reads (the compiler removes the others), none set yet: a uniform
         # never set reads as 0, so each must be set before the first dispatch
         self._unset = {key for key in program if _is_value_uniform(program[key])}
@@ -457,24 +463,42 @@ class Kernel:
         shader's bindings is shorter than its Bindings length. run() calls it before every dispatch; it
         re-checks only what changed since it last passed (a uniform's value, a binding's buffer)."""
         rebound = self._bound.version != self._checked_version
-        if not self._changed and not rebound:
+        changed = self._changed
+        if not changed and not rebound:
             return
-        values = {**self.define_values, **self.uniforms}
-        requirements = {id(r): r for name in self._changed for r in self._uniform_checks.get(name, ())}
-        for requirement in requirements.values():
+        values = self._values
+        if len(changed) == 1:                    # a loop's one changing uniform: its own checks, precomputed
+            for name in changed:
+                requirements = self._uniform_checks.get(name, ())
+                numbers = self._length_names if rebound else self._length_users.get(name, ())
+        else:
+            requirements = {id(r): r for name in changed for r in self._uniform_checks.get(name, ())}.values()
+            # every binding after a rebinding anywhere; else only those whose lengths name a changed uniform
+            numbers = (self._length_names if rebound
+                       else {n for name in changed for n in self._length_users.get(name, ())})
+        for requirement in requirements:
             if banner.holds(requirement, values) is False:
                 raise ShaderError(banner.requirement_error(self.banner, requirement, values, self.define_values))
-        arrays = self._bound.arrays
-        lengths = {}
-        for number in self._length_names:
+        arrays, checked, passed = self._bound.arrays, self._checked_arrays, self._lengths_passed
+        lengths, keys = {}, []
+        for number in numbers:
             array = arrays.get(number)
-            if array is not None and (array is not self._checked_arrays.get(number)
-                                      or self._changed & self._length_names[number]):
-                lengths[number] = array.size if isinstance(array, GPUArray) else array.size // 4
+            if array is None or (array is checked.get(number) and changed.isdisjoint(self._length_names[number])):
+                continue
+            elements = array.size if isinstance(array, GPUArray) else array.size // 4
+            key = (number, elements, tuple([values.get(name) for name in self._length_names[number]]))
+            if key in passed:          # this length with these values passed before (an earlier epoch's step)
+                checked[number] = array
+                continue
+            lengths[number] = elements
+            keys.append(key)
         if lengths:
             banner.check_lengths(self.banner, lengths, values)
-            self._checked_arrays.update((number, arrays[number]) for number in lengths)
-        self._changed.clear()
+            checked.update((number, arrays[number]) for number in lengths)
+            if len(passed) > 65536:
+                passed.clear()
+            passed.update(keys)
+        changed.clear()
         self._checked_version = self._bound.version
 
     def __repr__(self):
@@ -503,7 +527,7 @@ class Kernel:
             self._changed.add(key)
         if key in self._dispatch_set:
             self._checked_groups = None   # the next dispatch checks its group counts again
-        self.uniforms[key] = value
+        self.uniforms[key] = self._values[key] = value
 
     def check_dispatch(self, group_x: int, group_y: int, group_z: int) -> None:
         """Raise ShaderError, naming the shader, the uniform or the Dispatch expression, the numbers and the
@@ -518,7 +542,7 @@ class Kernel:
         if self._unset:
             raise ShaderError(self._unset_message())
         given = (group_x, group_y, group_z)
-        if self.banner.groups is not None:
+        if given != self._checked_groups and self.banner.groups is not None:
             uniforms = self.uniforms
             key = tuple([uniforms.get(name) for name in self._dispatch_names])
             needed = self._needed.get(key)

@@ -8,8 +8,10 @@ eight bindings, a Dispatch field that names `step`) at a step past the last batc
 group count is 0: every loop dispatches zero work groups, so only the CPU's side is measured. Each checked
 loop is measured interleaved with the bare ModernGL loop that makes the same calls (the same uniform
 written, the same buffers bound): nothing changed; `step` changed, which the group count names (the fused
-trainers' hot loop), through program[...] and through Kernel.run; `n_hidden` changed, which two conditions
-and three lengths name; the same buffers given again, which bind() type-checks. It prints microseconds per
+trainers' hot loop), through program[...] and through Kernel.run; gather_forward_1_u8's `start` changed,
+which a length names (notebook 05's trainer sets it every step; N = 0, so it too dispatches zero groups);
+`n_hidden` changed, which two conditions and three lengths name; the same buffers given again, which bind()
+type-checks. It prints microseconds per
 dispatch with their 20-80 % band, and the check's cost: the checked loop's time less the bare loop's,
 sample by sample.
 """
@@ -24,6 +26,7 @@ import numpy as np
 from .. import gl, timing
 
 SHADER = "fused_forward_1_xent.comp"
+GATHER = "gather_forward_1_u8.comp"
 BATCH = 20      # dispatches a sample times
 
 
@@ -52,7 +55,27 @@ def measure(ctx, dispatches: int = 2000) -> dict[str, tuple[timing.Timing, timin
               8: gl.empty(ctx, (batch * 10,), name="dlogits"), 9: gl.empty(ctx, (n_samples,), name="losses")}
     kernel.run(0, bindings=arrays, n_in=n_in, n_hidden=n_hidden, n_samples=n_samples, batch_size=batch, step=past,
                barrier=False)
-    raw = kernel.program._program              # the moderngl ComputeShader itself: no checks
+    # notebook 05's trainer: gather_forward_1_u8 with `start` set every step, which order's length names;
+    # N = 0 hidden units, so its banner gives 0 work groups too
+    gather = gl.Kernel(ctx, GATHER)
+    gather_arrays = {0: arrays[0], 1: gl.empty(ctx, (n_samples,), np.uint32, "order"), 3: arrays[3],
+                     4: arrays[3], 7: arrays[6]}
+    gather.run(*gather.groups(B=batch, K=n_in, N=0), bindings=gather_arrays, B=batch, K=n_in, N=0, start=0,
+               barrier=False)
+    gather_groups = gather.groups(B=batch, K=n_in, N=0)
+    gather_raw, gather_checked = gather.program.unchecked, gather.program
+    raw_start, checked_start = gather_raw["start"], gather_checked["start"]
+    starts = [batch * (i % (n_samples // batch - 1)) for i in range(64)]
+
+    def bare_start(i):
+        raw_start.value = starts[i % 64]
+        gather_raw.run(*gather_groups)
+
+    def checked_start_loop(i):
+        checked_start.value = starts[i % 64]
+        gather_checked.run(*gather_groups)
+
+    raw = kernel.program.unchecked             # the moderngl ComputeShader itself: no checks
     checked = kernel.program                   # what a trainer's loop holds: checks, then dispatches
     raw_step, raw_hidden = raw["step"], raw["n_hidden"]
     checked_step = checked["step"]
@@ -84,6 +107,7 @@ def measure(ctx, dispatches: int = 2000) -> dict[str, tuple[timing.Timing, timin
         "Kernel.run, nothing changed": (bare_run, lambda i: kernel.run(0, barrier=False)),
         "program['step'].value = s; program.run (the group count names step)": (bare_step, checked_step_loop),
         "Kernel.run(step=s)": (bare_step, lambda i: kernel.run(0, barrier=False, step=steps[i % 64])),
+        "program['start'].value = s; program.run (a length names start)": (bare_start, checked_start_loop),
         "Kernel.run(n_hidden=...), 2 conditions and 3 lengths": (
             bare_hidden, lambda i: kernel.run(0, barrier=False, n_hidden=sizes[i % 2])),
         "Kernel.run(bindings=...), the same 8 buffers": (
@@ -99,7 +123,7 @@ def measure(ctx, dispatches: int = 2000) -> dict[str, tuple[timing.Timing, timin
                                                "checked": _sample(loop, counters[1])}, repeat)
         rows[name] = (measured["bare"], measured["checked"])
     ctx.finish()
-    for array in arrays.values():
+    for array in (*arrays.values(), gather_arrays[1]):
         array.release()
     return rows
 
