@@ -3,6 +3,7 @@
 //   RELU 1 (default) gives the hidden layer's activations, RELU 0 gives the output layer's logits
 //
 // Shapes    X[B,K]  W[K,N]  b[N]  Y[B,N]   float32, row-major, std430 (flat float arrays: no padding)
+//           sizes: B, K, N ≥ 1
 // NumPy     Y = np.maximum(X @ W + b, 0)   (RELU 1);   Y = X @ W + b   (RELU 0)
 // Bindings  0 X float[B*K] (readonly)  1 W float[K*N] (readonly)  2 b float[N] (readonly)
 //           3 Y float[B*N] (writeonly)

@@ -2,7 +2,8 @@
 // dense_3_tiled.comp: one dense layer Y = relu(X·W + bias) with matmul_5_pipelined's register-blocked
 //   matmul, the bias and ReLU applied in registers before the one store (RELU 0: logits, no ReLU)
 //
-// Shapes    X[B,K]  W[K,N]  bias[N]  Y[B,N]   float32, row-major, std430 (flat float arrays); any B, K, N
+// Shapes    X[B,K]  W[K,N]  bias[N]  Y[B,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: B, K, N ≥ 1
 // NumPy     Y = np.maximum(X @ W + bias, 0)   (RELU 1);   Y = X @ W + bias   (RELU 0)
 // Bindings  0 X float[B*K] (readonly)  1 W float[K*N] (readonly)  2 bias float[N] (readonly)
 //           3 Y float[B*N] (writeonly)

@@ -4,7 +4,8 @@
 //
 // Shapes    X: B rows of Wd = ceil(K/4) uint32 words: pixel p of image i is byte p%4 (little-endian) of
 //           word i*Wd + p/4 (integer division), rows zero-padded to whole words (bytes past K are ignored)
-//           W[K,N]  bias[N]  Y[B,N]   float32, row-major, std430 (flat arrays); any B, K, N
+//           W[K,N]  bias[N]  Y[B,N]   float32, row-major, std430 (flat arrays)
+//           sizes: B, K, N ≥ 1
 // NumPy     X = np.pad(pixels, ((0, 0), (0, -K % 4))).view("<u4")      # pixels: uint8 [B,K]
 //           Y = np.maximum(pixels / 255 @ W + bias, 0)   (RELU 1);   Y = pixels / 255 @ W + bias   (RELU 0)
 // Bindings  0 X uint[B*ceil(K/4)] (readonly)  1 W float[K*N] (readonly)  2 bias float[N] (readonly)

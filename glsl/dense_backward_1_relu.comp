@@ -3,6 +3,7 @@
 //   came from a ReLU layer: the weight and bias gradients and the gradient into that layer, masked
 //
 // Shapes    A[B,K]  W[K,N]  dY[B,N]  ->  dW[K,N]  db[N]  dZ[B,K]   float32, row-major, std430
+//           sizes: B, K, N ≥ 1
 // NumPy     dW = A.T @ dY;  db = dY.sum(axis=0);  dZ = (dY @ W.T) * (A > 0)
 //           (A = relu(Z), so A > 0 exactly where Z > 0: the ReLU's mask without storing Z)
 // Bindings  5 W float[K*N] (readonly)  7 A float[B*K] (readonly)  9 dY float[B*N] (readonly)

@@ -9,6 +9,7 @@
 //           count = min(batch_size, n_samples - step*batch_size) samples are this step's batch
 //           images: n_images rows of n_in/4 uint32 words: pixel p of image i is byte p%4 (little-endian)
 //           of word i*(n_in/4) + p/4 (integer division); order[n_samples] uint32, each value < n_images
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  X = images.view(np.uint8).reshape(-1, n_in)[order[start:start + count]] / 255
 //           grads = {W1: X.T @ dZ1, b1: dZ1.sum(0), W2: A1.T @ dlogits, b2: dlogits.sum(0)}, then per parameter
 //           OPTIMIZER 0: p -= lr * g;   1: m = mu * m + g;  p -= lr * m

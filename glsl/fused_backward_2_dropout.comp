@@ -11,6 +11,7 @@
 //           of word i*(n_in/4) + p/4 (integer division); order[n_samples] uint32, each value < n_images
 //           A1 and dZ1 already hold the hidden mask (fused_forward_2_dropout wrote relu(Z1) * mask_h and
 //           dZ1 with the mask applied); the input mask is hash(seed, rng_step, 0, b, k) as the forward's
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  b = np.arange(count)
 //           mix32(x): x ^= x >> 16; x *= 0x85EBCA6B; x ^= x >> 13; x *= 0xC2B2AE35; x ^= x >> 16 (uint32)
 //           absorb(h, c) = mix32(h ^ (c + 0x9E3779B9));  key = absorb(absorb(absorb(absorb(0, seed), rng_step), 0), b)

@@ -11,6 +11,7 @@
 //           count = min(batch_size, n_samples - step*batch_size) samples are this step's batch
 //           images: n_images rows of n_in/4 uint32 words: pixel p of image i is byte p%4 (little-endian)
 //           of word i*(n_in/4) + p/4 (integer division); order[n_samples] uint32, each value < n_images
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  X = images.view(np.uint8).reshape(-1, n_in)[order[start:start + count]] / 255
 //           ones = np.ones((count, 1))
 //           [dW1; db1] = np.hstack([X, ones]).T @ dZ1;  [dW2; db2] = np.hstack([A1, ones]).T @ dlogits

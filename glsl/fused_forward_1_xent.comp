@@ -10,6 +10,7 @@
 //           params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden
 //           A1[count,H]  dZ1[count,H]  dlogits[count,N_OUT]  losses[n_samples] (one per sample, at its
 //           epoch position); this step's batch is count = min(batch_size, n_samples - step*batch_size) samples
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  rows = order[start:start + count]
 //           X = images.view(np.uint8).reshape(-1, n_in)[rows] / 255;  y = labels[rows]
 //           Z1 = X @ W1 + b1;  A1 = np.maximum(Z1, 0);  logits = A1 @ W2 + b2

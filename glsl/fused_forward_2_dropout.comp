@@ -13,6 +13,7 @@
 //           n_samples - step*batch_size) samples
 //           masks: random bits r = hash(seed, rng_step, layer, b, unit) for batch row b (layer 0: pixel
 //           unit k; layer 1: hidden unit j), u = (r >> 8) * 2^-24 in [0, 1), mask = 1/keep if u < keep else 0
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  rows = order[start:start + count];  b = np.arange(count)
 //           mix32(x): x ^= x >> 16; x *= 0x85EBCA6B; x ^= x >> 13; x *= 0xC2B2AE35; x ^= x >> 16 (uint32)
 //           absorb(h, c) = mix32(h ^ (c + 0x9E3779B9));  key(layer) = absorb(absorb(absorb(absorb(0, seed),

@@ -13,6 +13,7 @@
 //           parts[ceil(H/HS), batch_size, N_OUT]: each hidden slice's share of the logits (scratch);
 //           counters[ceil(batch_size/SB)] uint: groups of each sample block done; zero before the first
 //           dispatch, and the last group sets its counter back to zero
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  rows = order[start:start + count]
 //           X = images.view(np.uint8).reshape(-1, n_in)[rows] / 255;  y = labels[rows]
 //           A1 = np.maximum(X @ W1 + b1, 0);  logits = A1 @ W2 + b2

@@ -8,6 +8,7 @@
 //           (this pass reads W2 and b2); A1[count,H] = relu(Z1) of this step's batch (input)
 //           dZ1[count,H]  dlogits[count,N_OUT]  losses[n_samples] (one per sample, at its epoch position);
 //           this step's batch is count = min(batch_size, n_samples - step*batch_size) samples
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  y = labels[order[start:start + count]];  logits = A1 @ W2 + b2
 //           z = logits - logits.max(1, keepdims=True);  logp = z - np.log(np.exp(z).sum(1, keepdims=True))
 //           losses[start:start + count] = -logp[np.arange(count), y]

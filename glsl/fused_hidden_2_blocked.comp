@@ -10,6 +10,7 @@
 //           params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden
 //           (this pass reads W1 and b1); A1[count,H], where this step's batch is
 //           count = min(batch_size, n_samples - step*batch_size) samples
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  rows = order[start:start + count]
 //           X = images.view(np.uint8).reshape(-1, n_in)[rows] / 255
 //           A1 = np.maximum(X @ W1 + b1, 0)

@@ -5,6 +5,7 @@
 // Shapes    images: count rows of n_in/4 uint32 words: pixel p of image i is byte p%4 (little-endian) of
 //           word i*(n_in/4) + p/4 (integer division);   predictions[count] uint32
 //           params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden
+//           sizes: n_in, n_hidden, count ≥ 1
 // NumPy     X = images.view(np.uint8).reshape(count, n_in) / 255
 //           predictions = (np.maximum(X @ W1 + b1, 0) @ W2 + b2).argmax(axis=1)
 // Bindings  3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (readonly)  10 images uint[count*n_in/4] (readonly)

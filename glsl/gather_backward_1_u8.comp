@@ -5,6 +5,7 @@
 // Shapes    images: n_images rows of Wd = ceil(K/4) uint32 words: pixel p of image i is byte p%4
 //           (little-endian) of word i*Wd + p/4 (integer division), rows zero-padded to whole words
 //           order[start + B] uint32, each value < n_images;   dZ[B,N]  ->  dW[K,N]  db[N]   float32, row-major
+//           sizes: B, K, N ≥ 1
 // NumPy     X = images.view(np.uint8).reshape(n_images, -1)[order[start:start + B], :K] / 255
 //           dW = X.T @ dZ;  db = dZ.sum(axis=0)
 // Bindings  0 images uint[n_images*ceil(K/4)] (readonly)  1 order uint[start + B] (readonly)

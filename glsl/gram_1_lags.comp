@@ -8,6 +8,7 @@
 //           of word i*(n_in/4) + p/4, n_in = N_IN; order[n_samples] uint32, each value < n_images
 //           gram[steps, 2, B_PAD, B_PAD]: rows past a batch's count = min(batch_size, n_samples -
 //           s*batch_size) samples, and steps before the epoch's first, are rows of zeros (their products 0)
+//           sizes: n_samples, batch_size, steps ≥ 1
 // NumPy     X = images.view(np.uint8).reshape(-1, n_in) / 255
 //           def Xt(s):  # step s's batch with a column of ones, B_PAD rows, zero past the batch
 //               out = np.zeros((B_PAD, n_in + 1))

@@ -7,6 +7,7 @@
 // Shapes    sync[4] uint, zero before the dispatch: sync[0] arrivals so far; sync[1] flags: 1 a wait gave up
 //           (some group never arrived: not every work group was resident at once), 2 a group read a stale
 //           slot; sync[2] the most polls one wait took.  seen[n_groups] uint, one slot a group
+//           sizes: n_groups ≥ 1
 // NumPy     afterwards, when all groups were resident: sync[0] == rounds * n_groups, sync[1] == 0,
 //           seen == np.full(n_groups, rounds)
 // Bindings  0 sync uint[4] (read-write)  1 seen uint[n_groups] (read-write)

@@ -2,6 +2,7 @@
 // logits_forward_1_splitk.comp: the output layer of a training step, logits = A·W + b (no activation)
 //
 // Shapes    A[B,K]  W[K,N]  b[N]  logits[B,N]   float32, row-major, std430 (flat arrays: no padding)
+//           sizes: B, K, N ≥ 1
 // NumPy     logits = A @ W + b
 // Bindings  5 W float[K*N] (readonly)  6 b float[N] (readonly)  7 A float[B*K] (readonly)
 //           8 logits float[B*N] (writeonly)

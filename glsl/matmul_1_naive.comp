@@ -2,10 +2,12 @@
 // matmul_1_naive.comp: C = A·B, one thread per output element, every operand read from global memory
 //
 // Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: M, N ≥ 1; K ≥ 0 (K = 0 gives C = 0; A and B are then empty and ModernGL makes no empty
+//           buffer: bind any one-float buffer there)
 // NumPy     C = A @ B      i.e.  C[m,n] = sum over k of A[m,k] * B[k,n]
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
-// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X), ceil(M/LOCAL_Y), 1)
+// Dispatch  local (LOCAL_X, LOCAL_Y, 1); groups (ceil(N/LOCAL_X) or more, ceil(M/LOCAL_Y) or more, 1)
 // Requires  LOCAL_X*LOCAL_Y <= 1024
 // Changed   first version: the reference loop, one thread per C[m,n]; threads past M or N return
 // Checked   relative error < 1e-5 against NumPy (tests/test_matmul.py)

@@ -2,10 +2,12 @@
 // matmul_2_tiled.comp: C = A·B, A and B staged through TILE×TILE tiles in shared memory
 //
 // Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: M, N ≥ 1; K ≥ 0 (K = 0 gives C = 0; A and B are then empty and ModernGL makes no empty
+//           buffer: bind any one-float buffer there)
 // NumPy     C = A @ B
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K
-// Dispatch  local (TILE, TILE, 1); groups (ceil(N/TILE), ceil(M/TILE), 1)
+// Dispatch  local (TILE, TILE, 1); groups (ceil(N/TILE) or more, ceil(M/TILE) or more, 1)
 // Requires  TILE*TILE <= 1024
 // Changed   vs matmul_1_naive: a work group loads a TILE×TILE tile of A and of B into shared memory once
 //           (one float per thread each), then every thread reads TILE values of each from there:

@@ -1,7 +1,9 @@
 #version 430
 // matmul_4_bigtile.comp: C = A·B, 128×128 block per work group, an 8×8 block of C per thread
 //
-// Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays); any M, N, K
+// Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: M, N ≥ 1; K ≥ 0 (K = 0 gives C = 0; A and B are then empty and ModernGL makes no empty
+//           buffer: bind any one-float buffer there)
 // NumPy     C = A @ B
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 // Uniforms  uint M, N, K

@@ -1,7 +1,9 @@
 #version 430
 // matmul_6_subgroup.comp: C = A·B, matmul_5_pipelined with a compact sub-tile per subgroup (warp tiling)
 //
-// Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays); any M, N, K
+// Shapes    A[M,K]  B[K,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: M, N ≥ 1; K ≥ 0 (K = 0 gives C = 0; A and B are then empty and ModernGL makes no empty
+//           buffer: bind any one-float buffer there)
 // NumPy     C = A @ B
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 C float[M*N] (writeonly)
 //           B and C are also declared as vec4 arrays on the same bindings (BufB4, BufC4): one buffer

@@ -4,7 +4,9 @@
 //   into ceil(K/KS) pieces; group z writes its partial tile to piece z of P, and a second dispatch
 //   (splitk_sum_1_vec4.comp) adds the pieces in order into C. With one piece (KS >= K), P is C itself
 //
-// Shapes    A[M,K]  B[K,N]  P[max(1, ceil(K/KS)),M,N]   float32, row-major, std430 (flat float arrays); any M, N, K
+// Shapes    A[M,K]  B[K,N]  P[max(1, ceil(K/KS)),M,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: M, N, KS ≥ 1; K ≥ 0 (K = 0 gives C = 0; A and B are then empty and ModernGL makes no empty
+//           buffer: bind any one-float buffer there)
 // NumPy     P[z] = A[:, z*KS:(z+1)*KS] @ B[z*KS:(z+1)*KS, :]   (one piece: P[0] = A @ B = C)
 // Bindings  0 A float[M*K] (readonly)  1 B float[K*N] (readonly)  2 P float[max(1, ceil(K/KS))*M*N] (writeonly)
 //           piece z of P at P[z*M*N + m*N + n]; bind C here when there is one piece. B and P are also

@@ -4,11 +4,12 @@
 //
 // Shapes    params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden;
 //           only W1, the first n_in*H floats, is read and written
+//           sizes: n_in, n_hidden ≥ 1
 // NumPy     norms = np.sqrt((W1 * W1).sum(0));  over = norms > max_norm
 //           W1[:, over] *= max_norm / norms[over]
 // Bindings  3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (read-write)
 // Uniforms  uint n_in, n_hidden; float max_norm
-// Dispatch  local (TJ, TK, 1); groups (ceil(n_hidden/TJ), 1, 1)
+// Dispatch  local (TJ, TK, 1); groups (ceil(n_hidden/TJ) or more, 1, 1)
 //           a work group owns TJ neighbouring columns; thread (x, y) sums the squares of rows y, y + TK,
 //           y + 2*TK, ... of column x (threads next in x read neighbouring floats of one W1 row); the TK
 //           partial sums of a column are added in shared memory in a fixed order, and the same threads

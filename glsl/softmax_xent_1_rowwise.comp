@@ -4,6 +4,7 @@
 //
 // Shapes    logits[B,C]  dlogits[B,C]  losses[B]   float32;  stats[2*slot + 2] float32 (2 floats a slot)
 //           labels[n_images] uint32, one per resident image;  order[start + B] uint32, each value < n_images
+//           sizes: B, C ≥ 1
 // NumPy     z = logits - logits.max(1, keepdims=True);  logp = z - np.log(np.exp(z).sum(1, keepdims=True))
 //           y = labels[order[start:start + B]];  losses = -logp[np.arange(B), y]
 //           dlogits = (np.exp(logp) - np.eye(C)[y]) / B          (the gradient of the batch's mean loss)

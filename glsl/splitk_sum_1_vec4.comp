@@ -3,11 +3,12 @@
 //   (the second dispatch of matmul_8_splitk.comp), four neighbouring elements per invocation
 //
 // Shapes    P[pieces,M,N]  C[M,N]   float32, row-major, std430 (flat float arrays)
+//           sizes: M, N, pieces ≥ 1
 // NumPy     C = P[0].copy();  for z in range(1, pieces): C += P[z]   (this order: the same bits every run)
 // Bindings  2 C float[M*N] (writeonly)  3 P float[pieces*M*N] (readonly)
 //           C and P are also declared as vec4 arrays on the same bindings (BufC4, BufP4)
 // Uniforms  uint M, N, pieces
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(M*N/(4*LOCAL)), 1, 1)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(M*N/(4*LOCAL)) or more, 1, 1)
 //           invocation i adds elements 4i .. 4i+3 of every piece (as one vec4 when M*N % 4 == 0, so that
 //           every piece starts on a 16-byte boundary; else one float at a time)
 // Changed   first version: matmul_8_splitk.comp leaves its pieces in P, this adds them. It reads pieces*M*N floats and

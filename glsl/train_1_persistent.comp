@@ -17,6 +17,7 @@
 //           count = min(batch_size, n_samples - s*batch_size) samples from epoch position s*batch_size.
 //           sync[4] uint, zero at the start of an epoch: [0] arrivals at grid barriers so far (G a barrier),
 //           [1] flags (1: a wait gave up), [2] the most polls one wait took, [3] unused
+//           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     for each step s with q in range: start = s*batch_size;  rows = order[start:start + count]
 //           X = images.view(np.uint8).reshape(-1, n_in)[rows] / 255;  y = labels[rows]
 //           A1 = relu(X @ W1 + b1);  logits = A1 @ W2 + b2;  z = logits - logits.max(1, keepdims=True)

@@ -26,6 +26,7 @@
 //           w2parts[2, B_PAD/RC, (H+1)*N_OUT] (each chain group's sum over its rows of [A1, 1]^T dlogits),
 //           Q[2, S+1, B_PAD, H] (copy (t+1)%2 holds Q_{t+1}'s parts); losses[n_samples], one a sample at its
 //           epoch position. Before step -1: both params copies hold the weights, dZ1 holds finite values
+//           sizes: n_samples, batch_size, steps, param_stride ≥ 1
 // NumPy     the same arithmetic as one plain SGD step a dispatch (mean cross-entropy over the batch):
 //           X = images.view(np.uint8).reshape(-1, N_IN)[order[t*batch_size:][:count]] / 255;  y likewise
 //           A1 = relu(X @ W1 + b1);  logits = A1 @ W2 + b2;  z = logits - logits.max(1, keepdims=True)

@@ -2,11 +2,12 @@
 // update_1_sgd.comp: one plain SGD step in place, p -= lr * g, over every parameter at once
 //
 // Shapes    params[n]  grads[n]   float32, any flat layout (all parameters back to back in one buffer)
+//           sizes: n ≥ 1
 // NumPy     params -= np.float32(lr) * grads
 // Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)
 //           numbers shared by update_1_sgd, update_2_momentum and update_3_adam (state in 19, 20)
 // Uniforms  uint n (elements); float lr (learning rate)
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL) or more, 1, 1)
 //           one thread per element
 // Requires  LOCAL <= 1024
 // Changed   first version. `precise` keeps lr*g rounded to float32 before the subtraction (no fused

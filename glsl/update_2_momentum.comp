@@ -3,11 +3,12 @@
 //   with momentum)
 //
 // Shapes    params[n]  grads[n]  velocity[n]   float32, any flat layout (all parameters in one buffer)
+//           sizes: n ≥ 1
 // NumPy     velocity[:] = mu * velocity + grads;  params -= lr * velocity        (all float32)
 // Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)  19 velocity float[n] (read-write)
 //           velocity holds zeros before the first step
 // Uniforms  uint n; float lr, mu
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL) or more, 1, 1)
 //           one thread per parameter
 // Requires  LOCAL <= 1024
 // Changed   vs update_1_sgd: one more buffer, the velocity, read and written once per step; params and

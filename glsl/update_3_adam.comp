@@ -3,6 +3,7 @@
 //   p -= lr · (m / c1) / (sqrt(v / c2) + eps), with the bias corrections c1 = 1 - b1^t, c2 = 1 - b2^t
 //
 // Shapes    params[n]  grads[n]  m[n]  v[n]   float32, any flat layout (all parameters in one buffer)
+//           sizes: n ≥ 1
 // NumPy     m[:] = beta1 * m + (1 - beta1) * grads;  v[:] = beta2 * v + (1 - beta2) * grads**2
 //           params -= lr * (m / c1) / (np.sqrt(v / c2) + eps)       with c1 = 1 - beta1**t, c2 = 1 - beta2**t
 // Bindings  17 params float[n] (read-write)  18 grads float[n] (readonly)  19 m float[n] (read-write)
@@ -11,7 +12,7 @@
 // Uniforms  uint n; float lr, beta1, beta2, one_minus_beta1, one_minus_beta2, eps, c1, c2
 //           (1 - beta and the corrections are computed on the CPU in float64: float32 pow() on the GPU
 //           loses up to 1e-4 of c2 = 1 - 0.999^t at small t)
-// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL), 1, 1)
+// Dispatch  local (LOCAL, 1, 1); groups (ceil(n/LOCAL) or more, 1, 1)
 //           one thread per parameter
 // Requires  LOCAL <= 1024
 // Changed   vs update_2_momentum: a second moment per parameter scales each step; two state buffers

@@ -15,6 +15,9 @@ Introduced in notebook 02 (gl.Kernel uses it for every dispatch). The banner giv
     evaluate(b.groups[0], values)                   # 1: ceil(8/16)
     check_lengths(b, {0: 560, 1: 560, 2: 8, 3: 4}, values)   # ShaderError: binding 3 (Y) holds 4 elements ...
 
+A group count followed by `or more` says the shader ignores the work groups past it on that axis (their
+threads return before they touch an array), so a larger count there is harmless; without it, gl.Kernel
+refuses more groups as it refuses fewer (extra groups could write past an array, or update it twice).
 Lengths and group counts are expressions of the uniforms and #defines: names, integers, + - * / // %,
 ceil, min, max and parentheses. `/` is exact division, so ceil(N/TILE) is what it says. The Requires field
 lists what the shader needs of its uniforms and #defines, `;`-separated conditions: two expressions
@@ -63,6 +66,7 @@ class Banner(NamedTuple):
     local: tuple | None              # three expressions: the work group's size
     groups: tuple | None             # three expressions: the work groups of one dispatch
     requires: tuple = ()             # Requirement per condition of the Requires field
+    extra_groups: tuple = (False, False, False)   # per axis: `<count> or more`, the shader ignores groups past it
 
 
 def field_name(line: str) -> str | None:
@@ -130,12 +134,16 @@ def parse(source: str, shader: str = "shader") -> Banner:
                 uniforms[name] = match.group(1)
 
     local = groups = None
+    extra_groups = (False, False, False)
     if "Dispatch" in lines:
         text = " ".join(lines["Dispatch"])
         match = re.match(r"local\s*(\(.*)", text)
         local, rest = _tuple(match.group(1)) if match else (None, "")
         match = re.match(r"\s*;\s*groups\s*(\(.*)", rest)
         groups, _ = _tuple(match.group(1)) if match else (None, "")
+        if groups is not None:
+            extra_groups = tuple(g.endswith(" or more") for g in groups)
+            groups = tuple(g[:-len(" or more")] if more else g for g, more in zip(groups, extra_groups))
         if local is None or groups is None:
             fail("Dispatch", text, "`local (<x>, <y>, <z>); groups (<x>, <y>, <z>)`")
     requires = []
@@ -149,7 +157,7 @@ def parse(source: str, shader: str = "shader") -> Banner:
             fail("Requires", text, f"`<expression> <comparison> <expression> [if <condition>]` ({error})")
         requires.append(Requirement(text, used))
     return Banner(shader, {k: " ".join(v) for k, v in lines.items()}, bindings, uniforms, local, groups,
-                  tuple(requires))
+                  tuple(requires), extra_groups)
 
 
 def _tuple(text: str):

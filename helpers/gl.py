@@ -14,7 +14,9 @@ Introduced in notebook 02. Importing this module creates nothing; call `create_c
 Every tunable of a shader in glsl/ is guarded (`#ifndef TILE` / `#define TILE 16` / `#endif`), so a
 `#define TILE 8` placed right after `#version` overrides it; Kernel(ctx, name, {"TILE": 8}) does exactly
 that. `Kernel.run` checks that every buffer the shader declares is bound and has the element type the shader
-reads, and before every dispatch that the uniforms and the buffers bound so far meet the banner's contract
+reads, and before every dispatch (through `Kernel.run` or `k.program.run`) that every uniform the shader
+reads has been set (one never set reads as 0), that the group counts are those the banner's Dispatch field
+gives for the uniforms set, and that the uniforms and the buffers bound so far meet the banner's contract
 (its Requires and Bindings fields); `GPUArray.write` checks shape and dtype. Each error names the shader,
 the binding, array or uniform that is wrong, and the fix.
 """
@@ -356,10 +358,17 @@ class Kernel:
         k.run(*k.groups(M=M, N=N), bindings={0: A, 1: B, 2: C}, M=M, N=N, K=K)
 
     The contract: the banner's Requires conditions on #defines alone are checked before compiling; before
-    every dispatch, those naming uniforms (with the values set so far, by run() or set()) and the length
-    of every buffer bound to the shader's bindings (now, by bind(), or earlier by another kernel or
-    GPUArray.bind_to) against the banner's Bindings lengths. Only what changed since the last dispatch is
-    checked again: a loop that changes one uniform pays a few dictionary lookups (helpers.bench.contract).
+    every dispatch, by run() and by program.run() alike (check_dispatch): those naming uniforms (with the
+    values set so far, by run(), set() or program[name]), the length of every buffer bound to the shader's
+    bindings (now, by bind(), or earlier by another kernel or GPUArray.bind_to) against the banner's
+    Bindings lengths, that every uniform the compiled shader reads has been set, and that the group counts
+    are those of the banner's Dispatch field for the uniforms set (more only on an axis it marks
+    `or more`). Only what changed since the last dispatch is checked again: a loop that sets its uniforms
+    once pays a few comparisons a dispatch (helpers.bench.contract measures it).
+
+    `program` is the compiled moderngl ComputeShader seen through a CheckedProgram: `k.program["K"].value
+    = 7` counts as set and `k.program.run(*groups)` checks first; `k.program.unchecked` is the
+    ComputeShader itself.
     """
 
     def __init__(self, ctx, name: str, defines: dict | None = None):
@@ -375,9 +384,7 @@ class Kernel:
             except ShaderError as error:
                 message = f"{error}\n{message}"
             raise ShaderError(message)
-        self.program = compile_shader(ctx, name, defines)
         self.buffers = storage_buffers(self.source)
-        self.uniforms = {}       # every uniform value set so far, by set() or run(): the checks use them
         self._groups = {}        # groups(**sizes), remembered per sizes: a dispatch loop pays a dict lookup
         # the checks before a dispatch, indexed by the names they use, so a changed uniform re-runs only its own
         self._uniform_checks = {}
@@ -385,13 +392,46 @@ class Kernel:
             if not requirement.names <= self.define_values.keys():
                 for used in requirement.names:
                     self._uniform_checks.setdefault(used, []).append(requirement)
-        self._length_names = {number: banner.names(b.length) for number, b in self.banner.bindings.items()}
-        self._watched = set(self._uniform_checks).union(*self._length_names.values())  # names a check uses
+        self._length_names = {number: tuple(sorted(banner.names(b.length))) for number, b in self.banner.bindings.items()}
+        self._length_users = {}       # {uniform: the bindings whose lengths name it}
+        for number, used in self._length_names.items():
+            for uniform in used:
+                self._length_users.setdefault(uniform, []).append(number)
+        self._lengths_passed = set()  # (binding, elements, values of the names its length uses) that passed
+        # the uniforms the Dispatch field's group counts name (the #defines in it never change)
+        self._dispatch_names = tuple(sorted(set().union(*map(banner.names, self.banner.groups or ()))
+                                            - self.define_values.keys()))
+        self._watched = set(self._uniform_checks).union(*self._length_names.values())  # names check_contract uses
+        self._dispatch_set = frozenset(self._dispatch_names)
         self._dtypes = {binding: np.dtype(dtype) for binding, (_, dtype) in self.buffers.items() if dtype is not None}
         self._bound = bound_buffers(ctx)
+        self._needed = {}             # {values of the Dispatch field's uniforms: the group counts they need}
+        self.program = compile_shader(ctx, name, defines)   # a CheckedProgram around it (the property below)
+
+    @property
+    def program(self) -> "CheckedProgram":
+        """The compiled program: a moderngl ComputeShader seen through a CheckedProgram, so that
+        `kernel.program["K"].value = 7` is remembered as set and `kernel.program.run(*groups)` checks what
+        Kernel.run checks before it dispatches. Everything else is the ComputeShader's own."""
+        return self._checked_program
+
+    @program.setter
+    def program(self, program) -> None:
+        """Use another compiled program (a moderngl ComputeShader) of the same source: none of its uniforms
+        counts as set yet."""
+        if isinstance(program, CheckedProgram):
+            program = program.unchecked
+        self._program = program
+        self._checked_program = CheckedProgram(self, program)
+        self.uniforms = {}       # every uniform value set so far, by set(), run() or program[...]: the checks use them
+        self._values = dict(self.define_values)   # the #defines and self.uniforms in one dict: what checks evaluate with
+        # the uniforms the compiled shader reads (the compiler removes the others), none set yet: a uniform
+        # never set reads as 0, so each must be set before the first dispatch
+        self._unset = {key for key in program if _is_value_uniform(program[key])}
         self._checked_version = -1    # the bound buffers' version the lengths were last checked at
         self._checked_arrays = {}     # {binding: the array checked there}
-        self._changed = set()         # uniforms changed since the last check
+        self._changed = set(self._watched)   # uniforms check_contract uses changed since it last ran: all, at first
+        self._checked_groups = None   # the group counts the last dispatch was checked with
 
     def define(self, name: str) -> int:
         """The integer value of `#define name` in this kernel's source (overrides applied), e.g. k.define("TILE")."""
@@ -423,24 +463,42 @@ class Kernel:
         shader's bindings is shorter than its Bindings length. run() calls it before every dispatch; it
         re-checks only what changed since it last passed (a uniform's value, a binding's buffer)."""
         rebound = self._bound.version != self._checked_version
-        if not self._changed and not rebound:
+        changed = self._changed
+        if not changed and not rebound:
             return
-        values = {**self.define_values, **self.uniforms}
-        requirements = {id(r): r for name in self._changed for r in self._uniform_checks.get(name, ())}
-        for requirement in requirements.values():
+        values = self._values
+        if len(changed) == 1:                    # a loop's one changing uniform: its own checks, precomputed
+            for name in changed:
+                requirements = self._uniform_checks.get(name, ())
+                numbers = self._length_names if rebound else self._length_users.get(name, ())
+        else:
+            requirements = {id(r): r for name in changed for r in self._uniform_checks.get(name, ())}.values()
+            # every binding after a rebinding anywhere; else only those whose lengths name a changed uniform
+            numbers = (self._length_names if rebound
+                       else {n for name in changed for n in self._length_users.get(name, ())})
+        for requirement in requirements:
             if banner.holds(requirement, values) is False:
                 raise ShaderError(banner.requirement_error(self.banner, requirement, values, self.define_values))
-        arrays = self._bound.arrays
-        lengths = {}
-        for number in self._length_names:
+        arrays, checked, passed = self._bound.arrays, self._checked_arrays, self._lengths_passed
+        lengths, keys = {}, []
+        for number in numbers:
             array = arrays.get(number)
-            if array is not None and (array is not self._checked_arrays.get(number)
-                                      or self._changed & self._length_names[number]):
-                lengths[number] = array.size if isinstance(array, GPUArray) else array.size // 4
+            if array is None or (array is checked.get(number) and changed.isdisjoint(self._length_names[number])):
+                continue
+            elements = array.size if isinstance(array, GPUArray) else array.size // 4
+            key = (number, elements, tuple([values.get(name) for name in self._length_names[number]]))
+            if key in passed:          # this length with these values passed before (an earlier epoch's step)
+                checked[number] = array
+                continue
+            lengths[number] = elements
+            keys.append(key)
         if lengths:
             banner.check_lengths(self.banner, lengths, values)
-            self._checked_arrays.update((number, arrays[number]) for number in lengths)
-        self._changed.clear()
+            checked.update((number, arrays[number]) for number in lengths)
+            if len(passed) > 65536:
+                passed.clear()
+            passed.update(keys)
+        changed.clear()
         self._checked_version = self._bound.version
 
     def __repr__(self):
@@ -448,17 +506,96 @@ class Kernel:
 
     def set(self, **uniforms) -> None:
         """Set uniforms by name; an unknown name lists the ones the compiled shader has."""
+        program = self._program
         for key, value in uniforms.items():
             try:
-                self.program[key].value = value
+                uniform = program[key]
             except KeyError:
-                active = sorted(k for k in self.program)
+                uniform = None
+            if not _is_value_uniform(uniform):
+                active = sorted(k for k in program if _is_value_uniform(program[k]))
                 raise ShaderError(f"{self.name} has no active uniform {key!r}; it has {active}. "
                                   "(A uniform the shader never reads is removed by the compiler.)") from None
-            if self.uniforms.get(key, _UNSET) != value:
-                self.uniforms[key] = value
-                if key in self._watched:
-                    self._changed.add(key)
+            uniform.value = value
+            self._wrote(key, value)
+
+    def _wrote(self, key: str, value) -> None:
+        """Remember that uniform `key` was set to `value` (by set(), run() or program[key])."""
+        if self._unset:
+            self._unset.discard(key)
+        if key in self._watched and self.uniforms.get(key, _UNSET) != value:
+            self._changed.add(key)
+        if key in self._dispatch_set:
+            self._checked_groups = None   # the next dispatch checks its group counts again
+        self.uniforms[key] = self._values[key] = value
+
+    def check_dispatch(self, group_x: int, group_y: int, group_z: int) -> None:
+        """Raise ShaderError, naming the shader, the uniform or the Dispatch expression, the numbers and the
+        fix, when the uniforms and buffers break the banner's contract (check_contract()), when a uniform the
+        compiled shader reads was never set (it would read 0), or when the group counts are fewer than the
+        banner's Dispatch field gives for the uniforms set (outputs left unwritten), or more on an axis whose
+        count the banner does not mark `or more`. Kernel.run and kernel.program.run call it before a dispatch
+        whenever something changed since the last one passed: a loop that sets its uniforms once and
+        dispatches the same groups pays a few comparisons."""
+        if self._changed or self._bound.version != self._checked_version:
+            self.check_contract()
+        if self._unset:
+            raise ShaderError(self._unset_message())
+        given = (group_x, group_y, group_z)
+        if given != self._checked_groups and self.banner.groups is not None:
+            uniforms = self.uniforms
+            key = tuple([uniforms.get(name) for name in self._dispatch_names])
+            needed = self._needed.get(key)
+            if needed is None:
+                needed = self._needed[key] = self._needed_groups()
+            if given != needed:
+                more = self.banner.extra_groups
+                for axis, (count, least) in enumerate(zip(given, needed)):
+                    if least is not None and (count < least or (count > least and not more[axis])):
+                        raise ShaderError(self._groups_message(given, needed, axis))
+        self._checked_groups = given
+
+    def _unset_message(self) -> str:
+        names = sorted(self._unset)
+        them, one = ", ".join(names), names[0]
+        declared = [n for n in names if n in self.banner.uniforms]
+        return (f"{self.name}: uniform{'s' if len(names) > 1 else ''} {them} "
+                f"{'are' if len(names) > 1 else 'is'} read by the shader but never set on this program; a "
+                f"uniform never set reads as 0, so the shader would compute with {one} = 0 without an error"
+                f"{'' if declared == names else ' (the banner lists ' + (', '.join(declared) or 'none of them') + ')'}. "
+                f"Fix: set {'each' if len(names) > 1 else 'it'} before the dispatch: kernel.run(..., {one}=...), "
+                f"kernel.set({one}=...) or kernel.program[{one!r}].value = ...")
+
+    def _needed_groups(self) -> tuple:
+        """The banner's group count on each axis for the uniforms set (None where one it names is unknown)."""
+        values = {**self.define_values, **self.uniforms}
+        needed = []
+        for expression in self.banner.groups:
+            try:
+                count = banner.evaluate(expression, values)
+            except (banner.MissingValue, ZeroDivisionError):
+                count = None
+            needed.append(None if count is None or count != int(count) else max(0, int(count)))
+        return tuple(needed)
+
+    def _groups_message(self, given: tuple, needed: tuple, axis: int) -> str:
+        used = sorted(set().union(*map(banner.names, self.banner.groups)))
+        sizes = ", ".join(f"{n} = {self.uniforms[n]}" for n in used if n in self.uniforms)
+        defines = ", ".join(f"{n} = {self.define_values[n]}" for n in used if n in self.define_values)
+        known = ", ".join(f"{n}={self.uniforms[n]}" for n in self._dispatch_names if n in self.uniforms)
+        shown = tuple("?" if n is None else n for n in needed)
+        expression = "groups ({})".format(", ".join(g + (" or more" if more else "")
+                                                   for g, more in zip(self.banner.groups, self.banner.extra_groups)))
+        head = (f"{self.name}: {'×'.join(map(str, given))} work groups, but the banner's Dispatch field "
+                f"`{expression}` gives {'×'.join(map(str, shown))} for {sizes or 'these #defines'}"
+                f"{f' ({defines})' if defines else ''}")
+        fix = f"Fix: dispatch kernel.groups({known}) = {tuple(shown)}: kernel.program.run(*kernel.groups({known}))"
+        if given[axis] < needed[axis]:
+            return (f"{head}; too few: {'xyz'[axis]} = {given[axis]} < {needed[axis]}, so part of the output "
+                    f"would never be computed, and no error would say so. {fix}")
+        return (f"{head}; {'xyz'[axis]} = {given[axis]} > {needed[axis]}, and the banner does not say the shader "
+                f"ignores extra groups on that axis (`<count> or more`), so they may write past the arrays or "
+                f"repeat work. {fix}")
 
     def bind(self, bindings: dict) -> None:
         """Bind GPUArrays to binding points after checking them against the shader's declarations."""
@@ -494,14 +631,106 @@ class Kernel:
             self.bind(bindings)
         if uniforms:
             self.set(**uniforms)
-        if self._changed or self._bound.version != self._checked_version:
-            self.check_contract()
-        self.program.run(int(group_x), int(group_y), int(group_z))
+        self.program.run(int(group_x), int(group_y), int(group_z))   # checks (check_dispatch), then dispatches
         if barrier:
             self.ctx.memory_barrier()
 
 
 _UNSET = object()
+
+
+def _is_value_uniform(member) -> bool:
+    """True for a uniform a program must be given a value (moderngl.Uniform, not a sampler or image, whose
+    unit the shader's layout fixes); False for storage and uniform blocks (bound, not set) and None."""
+    return type(member).__name__ == "Uniform" and not _is_opaque(getattr(member, "gl_type", 0))
+
+
+def _is_opaque(gl_type: int) -> bool:
+    """GL_SAMPLER_* and GL_IMAGE_* type enums (0x8B5D-0x8B64, 0x8DC0-0x8DDF, 0x904C-0x906C, 0x9108-0x910D)."""
+    return (0x8B5D <= gl_type <= 0x8B64 or 0x8DC0 <= gl_type <= 0x8DDF or 0x904C <= gl_type <= 0x906C
+            or 0x9108 <= gl_type <= 0x910D)
+
+
+class CheckedUniform:
+    """A moderngl Uniform whose writes (`.value = ...`, `.write(bytes)`) its Kernel remembers as set."""
+
+    __slots__ = ("_uniform", "_kernel", "_name")
+
+    def __init__(self, kernel: "Kernel", name: str, uniform):
+        self._uniform, self._kernel, self._name = uniform, kernel, name
+
+    @property
+    def value(self):
+        return self._uniform.value
+
+    @value.setter
+    def value(self, value) -> None:
+        self._uniform.value = value
+        self._kernel._wrote(self._name, value)
+
+    def write(self, data) -> None:
+        self._uniform.write(data)
+        self._kernel._wrote(self._name, self._uniform.value)
+
+    def __getattr__(self, name: str):
+        return getattr(self._uniform, name)
+
+    def __repr__(self):
+        return f"<{self._kernel.name} uniform {self._name}, checked>"
+
+
+class CheckedProgram:
+    """Kernel.program: the moderngl ComputeShader, but `run` checks first (Kernel.check_dispatch) and the
+    uniforms got by `program[name]` tell the Kernel when they are set. Anything else (glo, release, ...)
+    is the ComputeShader's own."""
+
+    def __init__(self, kernel: "Kernel", program):
+        self._kernel, self._program, self._members = kernel, program, {}
+        self._run = program.run
+        self.unchecked = program   # the ComputeShader itself: its run and uniforms check nothing
+
+    def run(self, group_x: int = 1, group_y: int = 1, group_z: int = 1) -> None:
+        """Check (unset uniforms, group counts, the banner's Requires and lengths; only what changed since
+        the last dispatch), then dispatch (x, y, z) work groups."""
+        kernel = self._kernel
+        if (kernel._changed or kernel._unset or kernel._bound.version != kernel._checked_version
+                or (group_x, group_y, group_z) != kernel._checked_groups):
+            kernel.check_dispatch(group_x, group_y, group_z)
+        self._run(group_x, group_y, group_z)
+
+    def run_indirect(self, buffer, offset: int = 0) -> None:
+        """Dispatch with group counts read from `buffer` on the GPU (so not checked); uniforms checked."""
+        kernel = self._kernel
+        if kernel._unset:
+            raise ShaderError(kernel._unset_message())
+        self._program.run_indirect(buffer, offset)
+
+    def __getitem__(self, key: str):
+        member = self._members.get(key)
+        if member is None:
+            member = self._program[key]
+            if _is_value_uniform(member):
+                member = CheckedUniform(self._kernel, key, member)
+            self._members[key] = member
+        return member
+
+    def __setitem__(self, key: str, value) -> None:
+        self[key].value = value
+
+    def get(self, key: str, default=None):
+        return self[key] if key in self._program._members else default
+
+    def __iter__(self):
+        return iter(self._program)
+
+    def __contains__(self, key) -> bool:
+        return key in self._program._members
+
+    def __getattr__(self, name: str):
+        return getattr(self._program, name)
+
+    def __repr__(self):
+        return f"<checked {self._program!r} of {self._kernel.name}>"
 
 from . import banner  # noqa: E402  (here, at the end: helpers/banner.py imports this module)
 

@@ -299,3 +299,82 @@ def test_data_sizes_the_kernel_cannot_know_are_not_checked(ctx):
     kernel.check({0: one_word}, B=4, K=8, N=3, start=0)      # images uint[n_images*ceil(K/4)]: n_images unknown
     with pytest.raises(gl.ShaderError, match=r"binding 1 \(order\) holds 1 elements, but the banner needs uint\[start \+ B\] = 6"):
         kernel.check({1: gl.empty(ctx, (1,), np.uint32, name="order")}, B=4, K=8, N=3, start=2)
+
+
+# ---- which sizes may be zero: the banner's promise against what bare ModernGL can do ---------------------
+
+OFFSETS = {"start", "slot"}     # positions in an array, not sizes: 0 is an ordinary value
+SIZE_CLAUSE = re.compile(r"((?:\w+, )*\w+) ≥ ([01])\b")
+# Each size a banner says may be 0, with the other sizes of a bare-ModernGL run that shows it
+ZERO_SIZE_RUNS = {**{path.stem: dict(M=5, N=8, K=0) for path in SHADERS if path.stem.startswith("matmul_")},
+                  "matmul_8_splitk": dict(M=5, N=8, K=0, KS=16)}
+
+
+def size_clauses(path: Path) -> dict:
+    """{uniform: 0 or 1}: the least value the Shapes field's `sizes:` line allows each size."""
+    shapes = banner.parse(path.read_text(), path.name).fields.get("Shapes", "")
+    _, found, text = shapes.partition("sizes: ")
+    assert found, f"{path.name}: the Shapes field has no `sizes: ... ≥ 1` line"
+    least = {}
+    for names, bound in SIZE_CLAUSE.findall(text):
+        for name in names.split(", "):
+            assert name not in least, f"{path.name}: {name} is named twice in `sizes:`"
+            least[name] = int(bound)
+    return least
+
+
+@pytest.mark.parametrize("path", SHADERS, ids=IDS)
+def test_banner_says_which_sizes_may_be_zero(path):
+    """Every uniform that sizes a binding is in the Shapes field's `sizes:` line, ≥ 1 or ≥ 0, and none
+    is promised as `any`: ModernGL makes no empty buffer, so a zero size needs saying how to bind it."""
+    parsed_banner = banner.parse(path.read_text(), path.name)
+    sizes = set().union(*(banner.names(b.length) for b in parsed_banner.bindings.values()))
+    sizes = {name for name in sizes if name in parsed_banner.uniforms} - OFFSETS
+    least = size_clauses(path)
+    assert sizes <= least.keys(), f"{path.name}: `sizes:` does not say {sorted(sizes - least.keys())}"
+    assert set(least) <= set(parsed_banner.uniforms), f"{path.name}: `sizes:` names a uniform it does not have"
+    assert not re.search(r"\bany (?:\w+, )+\w+\b", parsed_banner.fields["Shapes"]), \
+        f"{path.name}: Shapes promises `any` sizes; say `... ≥ 1` (or ≥ 0, with a test that runs it)"
+    zero = {name for name, bound in least.items() if bound == 0}
+    if zero:
+        assert "one-float buffer" in parsed_banner.fields["Shapes"], f"{path.name}: say how to bind an empty array"
+        run = ZERO_SIZE_RUNS.get(path.stem, {})
+        assert all(run.get(name) == 0 for name in zero), \
+            f"{path.name}: {sorted(zero)} may be 0, but ZERO_SIZE_RUNS has no bare-ModernGL run with them 0"
+
+
+def test_moderngl_makes_no_empty_buffer(ctx):
+    """Why a zero size needs a word in the banner."""
+    with pytest.raises(Exception, match="cannot be empty"):
+        ctx.buffer(b"")
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_SIZE_RUNS))
+def test_a_zero_size_a_banner_allows_runs_in_bare_moderngl(ctx, name):
+    """What the banner says, done with ModernGL alone: one-float buffers for the empty arrays, the uniforms
+    set, the groups of the Dispatch field; every array the shader writes comes out 0 (a sum over no k)."""
+    path = GLSL / f"{name}.comp"
+    source = path.read_text()
+    parsed_banner = banner.parse(source, path.name)
+    sizes = ZERO_SIZE_RUNS[name]
+    values = {**banner.define_values(source), **sizes}
+    program = ctx.compute_shader(source)
+    buffers = {}
+    for number, binding in parsed_banner.bindings.items():
+        length = banner.evaluate(binding.length, values)
+        data = np.full(max(1, length), np.nan, np.float32)        # an empty array: one float, never read
+        buffers[number] = ctx.buffer(data.tobytes())
+        buffers[number].bind_to_storage_buffer(number)
+    for uniform, value in sizes.items():
+        program[uniform].value = value
+    program.run(*banner.dispatch_groups(parsed_banner, values))
+    ctx.memory_barrier()
+    written = [n for n, b in parsed_banner.bindings.items() if b.access != "readonly"]
+    assert written
+    for number in written:
+        length = banner.evaluate(parsed_banner.bindings[number].length, values)
+        got = np.frombuffer(buffers[number].read(), np.float32)[:length]
+        assert length > 0 and (got == 0).all(), f"{name}: binding {number} holds {got[:8]} with K = 0"
+    for buffer in buffers.values():
+        buffer.release()
+    program.release()

@@ -9,6 +9,8 @@
 - gl.Kernel.run refuses a uniform that breaks a condition, on every dispatch path, with a message naming
   the shader, the uniform, the condition and the fix; and a buffer too short for the uniforms set, bound
   now, by bind(), or earlier by another kernel.
+- A group count the Dispatch field marks `or more` is one the shader means: 3 extra groups on that axis
+  change no buffer it writes, bit for bit, not even past an array's end.
 """
 
 import ctypes
@@ -303,6 +305,62 @@ def test_a_check_that_failed_is_made_again(ctx, dense):
 def test_contract_cost_runs(ctx):
     from helpers.bench import contract
 
-    rows = contract.measure(ctx, dispatches=50)
-    assert {"no check (program.run)", "Kernel.run, nothing changed"} <= set(rows)
-    assert all(value > 0 for value in rows.values())
+    rows = contract.measure(ctx, dispatches=60)
+    assert {"kernel.program.run, nothing changed", "Kernel.run, nothing changed", "Kernel.run(step=s)"} <= set(rows)
+    for bare, checked in rows.values():
+        assert len(bare.samples) == len(checked.samples) == 3 and bare.median > 0 and checked.median > 0
+    text = contract.report(rows)
+    assert all(name in text for name in rows) and text.count("µs (") == 3 * len(rows)
+
+
+def test_contract_cost_is_taken_sample_by_sample():
+    from helpers import timing
+    from helpers.bench import contract
+
+    bare, checked = timing.Timing((1e-6, 2e-6, 3e-6)), timing.Timing((1.5e-6, 2.5e-6, 3.5e-6))
+    assert contract.cost(bare, checked).samples == pytest.approx((0.5e-6,) * 3)
+
+
+# ---- `<count> or more`: the banner's promise that extra work groups change nothing ----------------------
+
+def extra_group_cases():
+    for path in SHADERS:
+        parsed_banner = banner.parse(path.read_text(), path.name)
+        for axis, more in enumerate(parsed_banner.extra_groups):
+            if more:
+                yield pytest.param(path.name, axis, id=f"{path.name}: {'xyz'[axis]}")
+
+
+def test_some_banners_allow_extra_groups():
+    assert len(list(extra_group_cases())) >= 5
+
+
+@pytest.mark.parametrize("name, axis", list(extra_group_cases()))
+def test_extra_groups_where_the_banner_allows_them_change_nothing(ctx, name, axis):
+    """Run the shader with the banner's group counts and again with 3 more on an `or more` axis, from the
+    same random contents, every buffer with a poisoned tail past its banner length: every buffer it writes
+    comes out bit for bit the same (no write past an array's end, no work done twice)."""
+    rng = np.random.default_rng(7)
+    results = []
+    for extra in (0, 3):
+        kernel = gl.Kernel(ctx, name)
+        uniforms = {u: SIZES[u] if kernel.banner.uniforms[u] != "float" else 0.5
+                    for u in kernel.banner.uniforms if u in kernel.program}
+        values = {**kernel.define_values, **uniforms}
+        arrays = {}
+        for number, binding in kernel.banner.bindings.items():
+            length = banner.evaluate(binding.length, values) + 64        # 64 elements past the end: poison
+            dtype = kernel.buffers[number][1]
+            data = (rng.standard_normal(length).astype(np.float32) if dtype is np.float32
+                    else rng.integers(0, 2 ** 31, length).astype(dtype))
+            data[-64:] = np.nan if dtype is np.float32 else 0xDEADBEEF
+            arrays[number] = gl.upload(ctx, data, binding.name)
+        rng = np.random.default_rng(7)                                   # the same contents both times
+        groups = list(kernel.groups(**uniforms))
+        groups[axis] += extra
+        kernel.run(*groups, bindings=arrays, **uniforms)
+        written = [n for n, b in kernel.banner.bindings.items() if b.access != "readonly"]
+        results.append({n: arrays[n].read().tobytes() for n in written})
+        for array in arrays.values():
+            array.release()
+    assert results[0] == results[1]

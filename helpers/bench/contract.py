@@ -1,12 +1,19 @@
-"""What gl.Kernel.run's contract check costs a dispatch: `python -m helpers.bench.contract`.
+"""What gl.Kernel's checks cost a dispatch: `python -m helpers.bench.contract [dispatches]`.
 
-Kernel.run checks, before every dispatch, the banner's Requires conditions on the uniforms and the length of
-every buffer bound to the shader's bindings, re-checking only what changed since the last dispatch. This
-times fused_forward_1_xent (seven conditions, eight bindings) dispatched with zero work groups, so only the
-CPU's side is measured: the bare ModernGL calls a loop would make, and Kernel.run making the same calls
-plus the check, in four loops (nothing changed; `step` changed, which no condition names; `n_hidden`
-changed, which two conditions and three lengths name; the same buffers given again, which bind()
-type-checks). It prints microseconds per dispatch; the difference is the check's cost.
+Before every dispatch, Kernel.run and kernel.program.run check that every uniform the shader reads has been
+set, that the group counts are those the banner's Dispatch field gives for the uniforms set, the banner's
+Requires conditions on the uniforms and the length of every buffer bound to the shader's bindings; each
+re-checks only what changed since the last dispatch. This times fused_forward_1_xent (seven conditions,
+eight bindings, a Dispatch field that names `step`) at a step past the last batch, where the banner's
+group count is 0: every loop dispatches zero work groups, so only the CPU's side is measured. Each checked
+loop is measured interleaved with the bare ModernGL loop that makes the same calls (the same uniform
+written, the same buffers bound): nothing changed; `step` changed, which the group count names (the fused
+trainers' hot loop), through program[...] and through Kernel.run; gather_forward_1_u8's `start` changed,
+which a length names (notebook 05's trainer sets it every step; N = 0, so it too dispatches zero groups);
+`n_hidden` changed, which two conditions and three lengths name; the same buffers given again, which bind()
+type-checks. It prints microseconds per
+dispatch with their 20-80 % band, and the check's cost: the checked loop's time less the bare loop's,
+sample by sample.
 """
 
 from __future__ import annotations
@@ -16,77 +23,125 @@ import time
 
 import numpy as np
 
-from .. import gl
+from .. import gl, timing
 
 SHADER = "fused_forward_1_xent.comp"
+GATHER = "gather_forward_1_u8.comp"
+BATCH = 20      # dispatches a sample times
 
 
-def _per_dispatch(loop, dispatches: int, batch: int = 20) -> float:
-    """Microseconds per dispatch of loop(i): the fastest of dispatches/batch timed batches of `batch` calls
-    (other work on the machine only ever adds time, so the fastest batch is the one it least disturbed)."""
-    for i in range(batch):
-        loop(i)
-    best, clock = float("inf"), time.perf_counter
-    for first in range(0, max(dispatches, batch), batch):
-        start = clock()
+def _sample(loop, counter: list, batch: int = BATCH):
+    """sample() for timing.measure: seconds per dispatch of `batch` calls of loop(i), i counting on."""
+    def sample() -> float:
+        first = counter[0]
+        counter[0] += batch
+        start = time.perf_counter()
         for i in range(first, first + batch):
             loop(i)
-        best = min(best, clock() - start)
-    return best / batch * 1e6
+        return (time.perf_counter() - start) / batch
+    return sample
 
 
-def measure(ctx, dispatches: int = 2000) -> dict[str, float]:
-    """{loop: µs per dispatch}: bare program.run loops and the same loops through Kernel.run."""
+def measure(ctx, dispatches: int = 2000) -> dict[str, tuple[timing.Timing, timing.Timing]]:
+    """{what: (bare, checked)}: Timings (seconds per dispatch) of each checked loop and of the bare loop
+    measured with it, interleaved; `dispatches` of each, in samples of BATCH."""
     n_in, n_hidden, batch, n_samples, images = 784, 128, 128, 1024, 1024
+    past = -(-n_samples // batch)            # a step past the last batch: the banner gives 0 work groups
     kernel = gl.Kernel(ctx, SHADER, {"MAX_H": n_hidden})
     arrays = {0: gl.empty(ctx, (images * n_in // 4,), np.uint32, "images"),
               1: gl.empty(ctx, (images,), np.uint32, "labels"), 2: gl.empty(ctx, (n_samples,), np.uint32, "order"),
               3: gl.empty(ctx, ((n_in + 11) * n_hidden + 10,), name="params"),
               6: gl.empty(ctx, (batch * n_hidden,), name="A1"), 7: gl.empty(ctx, (batch * n_hidden,), name="dZ1"),
               8: gl.empty(ctx, (batch * 10,), name="dlogits"), 9: gl.empty(ctx, (n_samples,), name="losses")}
-    kernel.run(0, bindings=arrays, n_in=n_in, n_hidden=n_hidden, n_samples=n_samples, batch_size=batch, step=0,
+    kernel.run(0, bindings=arrays, n_in=n_in, n_hidden=n_hidden, n_samples=n_samples, batch_size=batch, step=past,
                barrier=False)
-    program, step, hidden = kernel.program, kernel.program["step"], kernel.program["n_hidden"]
+    # notebook 05's trainer: gather_forward_1_u8 with `start` set every step, which order's length names;
+    # N = 0 hidden units, so its banner gives 0 work groups too
+    gather = gl.Kernel(ctx, GATHER)
+    gather_arrays = {0: arrays[0], 1: gl.empty(ctx, (n_samples,), np.uint32, "order"), 3: arrays[3],
+                     4: arrays[3], 7: arrays[6]}
+    gather.run(*gather.groups(B=batch, K=n_in, N=0), bindings=gather_arrays, B=batch, K=n_in, N=0, start=0,
+               barrier=False)
+    gather_groups = gather.groups(B=batch, K=n_in, N=0)
+    gather_raw, gather_checked = gather.program.unchecked, gather.program
+    raw_start, checked_start = gather_raw["start"], gather_checked["start"]
+    starts = [batch * (i % (n_samples // batch - 1)) for i in range(64)]
+
+    def bare_start(i):
+        raw_start.value = starts[i % 64]
+        gather_raw.run(*gather_groups)
+
+    def checked_start_loop(i):
+        checked_start.value = starts[i % 64]
+        gather_checked.run(*gather_groups)
+
+    raw = kernel.program.unchecked             # the moderngl ComputeShader itself: no checks
+    checked = kernel.program                   # what a trainer's loop holds: checks, then dispatches
+    raw_step, raw_hidden = raw["step"], raw["n_hidden"]
+    checked_step = checked["step"]
+    steps = [past + i % 64 for i in range(64)]  # 64 steps, each past the end: as many as an epoch's, cached
     sizes = (n_hidden, n_hidden - 4)
 
     def bare_rebind(i):
         for binding, array in arrays.items():
             array.buffer.bind_to_storage_buffer(binding, offset=array.offset, size=array.nbytes)
-        program.run(0, 1, 1)
+        raw.run(0, 1, 1)
 
     def bare_step(i):
-        step.value = i
-        program.run(0, 1, 1)
+        raw_step.value = steps[i % 64]
+        raw.run(0, 1, 1)
+
+    def checked_step_loop(i):
+        checked_step.value = steps[i % 64]
+        checked.run(0, 1, 1)
 
     def bare_hidden(i):
-        hidden.value = sizes[i % 2]
-        program.run(0, 1, 1)
+        raw_hidden.value = sizes[i % 2]
+        raw.run(0, 1, 1)
 
-    loops = {
-        "no check (program.run)": lambda i: program.run(0, 1, 1),
-        "Kernel.run, nothing changed": lambda i: kernel.run(0, barrier=False),
-        "bare: set step, program.run": bare_step,
-        "Kernel.run(step=...), a uniform no condition names": lambda i: kernel.run(0, barrier=False, step=i),
-        "bare: set n_hidden, program.run": bare_hidden,
-        "Kernel.run(n_hidden=...), 2 conditions and 3 lengths": lambda i: kernel.run(0, barrier=False,
-                                                                                     n_hidden=sizes[i % 2]),
-        "bare: bind 8 buffers, program.run": bare_rebind,
-        "Kernel.run(bindings=...), the same 8 buffers": lambda i: kernel.run(0, bindings=arrays, barrier=False),
+    def bare_run(i):
+        raw.run(0, 1, 1)
+
+    pairs = {
+        "kernel.program.run, nothing changed": (bare_run, lambda i: checked.run(0, 1, 1)),
+        "Kernel.run, nothing changed": (bare_run, lambda i: kernel.run(0, barrier=False)),
+        "program['step'].value = s; program.run (the group count names step)": (bare_step, checked_step_loop),
+        "Kernel.run(step=s)": (bare_step, lambda i: kernel.run(0, barrier=False, step=steps[i % 64])),
+        "program['start'].value = s; program.run (a length names start)": (bare_start, checked_start_loop),
+        "Kernel.run(n_hidden=...), 2 conditions and 3 lengths": (
+            bare_hidden, lambda i: kernel.run(0, barrier=False, n_hidden=sizes[i % 2])),
+        "Kernel.run(bindings=...), the same 8 buffers": (
+            bare_rebind, lambda i: kernel.run(0, bindings=arrays, barrier=False)),
     }
-    rows = {name: _per_dispatch(loop, dispatches) for name, loop in loops.items()}
+    repeat = max(3, dispatches // BATCH)
+    rows = {}
+    for name, (bare, loop) in pairs.items():
+        kernel.run(0, barrier=False, n_hidden=n_hidden, step=past)   # every pair starts from the same state
+        raw_hidden.value, raw_step.value = n_hidden, past
+        counters = [0], [0]
+        measured = timing.measure_interleaved({"bare": _sample(bare, counters[0]),
+                                               "checked": _sample(loop, counters[1])}, repeat)
+        rows[name] = (measured["bare"], measured["checked"])
     ctx.finish()
-    for array in arrays.values():
+    for array in (*arrays.values(), gather_arrays[1]):
         array.release()
     return rows
 
 
-def report(rows: dict[str, float]) -> str:
-    """The rows as lines, each Kernel.run loop beside the bare loop it repeats, with the difference."""
-    names = list(rows)
-    lines = [f"{'loop':56s} {'µs/dispatch':>12s} {'check costs':>12s}"]
-    for bare, checked in zip(names[::2], names[1::2]):
-        lines.append(f"{bare:56s} {rows[bare]:12.2f}")
-        lines.append(f"{checked:56s} {rows[checked]:12.2f} {rows[checked] - rows[bare]:+11.2f}")
+def cost(bare: timing.Timing, checked: timing.Timing) -> timing.Timing:
+    """The check's cost per dispatch: each checked sample less the bare sample taken just before it."""
+    return timing.Timing(tuple(c - b for b, c in zip(bare.samples, checked.samples)), checked.clock)
+
+
+def report(rows: dict) -> str:
+    """A line per checked loop: the bare loop's time, the checked loop's and the difference, each with its
+    20-80 % band, in µs per dispatch."""
+    lines = [f"{'checked loop':68s} {'bare ModernGL':>22s} {'checked':>22s} {'the checks cost':>24s}"]
+    for name, (bare, checked) in rows.items():
+        lines.append(f"{name:68s} {bare.text('µs'):>22s} {checked.text('µs'):>22s} "
+                     f"{cost(bare, checked).text('µs'):>24s}")
+    lines.append("(µs per dispatch of zero work groups: the CPU's side alone; median (20th–80th percentile); "
+                 "the cost is taken sample by sample, each checked sample less the bare one beside it)")
     return "\n".join(lines)
 
 
