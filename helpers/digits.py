@@ -202,19 +202,20 @@ class ShaderNet:
         return Reading(image, p, int(p.argmax()), not image.any(),
                        {"upload": upload, "kernel": kernel, "readback": readback}, self.clock.source)
 
-    def split(self, image, repeat: int = 30, warmup: float | None = None) -> dict:
-        """{"upload", "kernel", "readback"}: Timings of one image's prediction, its three parts taken in turn
-        (upload, kernel, readback, upload, ...: timing.measure_interleaved) after a warm-up by time, so a
-        drift of the clock falls on all three; the kernel by self.clock, the two transfers by wall clock."""
-        self.upload(image)
+    def split(self, images, repeat: int = 30, warmup: float | None = None) -> dict:
+        """{"upload", "kernel", "readback"}: Timings of the prediction of `images` (one, or up to capacity),
+        its three parts taken in turn (upload, kernel, readback, upload, ...: timing.measure_interleaved)
+        after a warm-up by time, so a drift of the clock falls on all three; the kernel by self.clock, the
+        two transfers by wall clock."""
+        count = self.upload(images)
 
         def readback():
             start = time.perf_counter()
-            self.out.read(first=0, count=10)
+            self.out.read(first=0, count=count * 10)
             return time.perf_counter() - start
 
-        parts = timing.measure_interleaved({"upload": lambda: self.clock.wall(lambda: self.upload(image)),
-                                            "kernel": lambda: self.clock.kernel(lambda: self.dispatch(1)),
+        parts = timing.measure_interleaved({"upload": lambda: self.clock.wall(lambda: self.upload(images)),
+                                            "kernel": lambda: self.clock.kernel(lambda: self.dispatch(count)),
                                             "readback": readback}, repeat, warmup)
         return {**parts, "kernel": Timing(parts["kernel"].samples, self.clock.source)}
 

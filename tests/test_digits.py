@@ -294,4 +294,6 @@ def test_split_times_each_part_in_turn(ctx):
     assert set(parts) == {"upload", "kernel", "readback"}
     assert all(len(t.samples) == 4 and t.median > 0 for t in parts.values())
     assert parts["kernel"].clock == net.clock.source and parts["upload"].clock == timing.WALL
+    many = digits.ShaderNet(ctx, random_params(128), capacity=7).split(awkward_images()[:7], repeat=2, warmup=0.0)
+    assert len(many["readback"].samples) == 2
     net.release()
