@@ -324,4 +324,4 @@ def net_verdict(source: str, accuracy: float, n: int) -> Verdict:
 
 def caveat(accuracy: float) -> str:
     """The pad's warning beside each prediction: '' for a strong net, else what the net's accuracy is."""
-    return "" if accuracy >= WEAK else f"a weak net ({accuracy:.1%} of test digits right): often wrong"
+    return "" if accuracy >= WEAK else f"weak net: {accuracy:.1%} of test digits right, so often wrong"

@@ -234,7 +234,7 @@ def test_the_widget_keeps_its_size_when_a_digit_is_drawn_and_says_when_the_net_i
     assert all(width and height for width, height in cleared)
     pad.draw(pads.hand(7))
     assert sizes() == cleared and Image.open(BytesIO(picture.value)).size == cleared_pixels == pads.PICTURE_PIXELS
-    assert "weak net (87.0%" in prediction.value
+    assert prediction.value == f"prediction: {pad.last.label} (weak net: 87.0% of test digits right, so often wrong)"
     clear.click()
     assert "weak net" in prediction.value and sizes() == cleared
 
@@ -242,8 +242,9 @@ def test_the_widget_keeps_its_size_when_a_digit_is_drawn_and_says_when_the_net_i
 # --- which net reads the digits, and the split of a prediction (sentences on made-up numbers) ---------------
 
 def test_label_and_figure_carry_the_caveat(ctx):
-    assert pads.label_text(None, "a weak net (87.0% of test digits right): often wrong").endswith("often wrong)")
-    assert digits.caveat(0.95) == "" and digits.caveat(0.9499).startswith("a weak net (95.0%")
+    assert pads.label_text(None, digits.caveat(0.87)) == \
+        "prediction: none (draw a digit) (weak net: 87.0% of test digits right, so often wrong)"
+    assert digits.caveat(0.95) == "" and digits.caveat(0.9499).startswith("weak net: 95.0%")
 
 
 def test_net_verdict_on_both_sides_of_weak():
