@@ -9,11 +9,14 @@ A notebook fails on:
   * a dead link: every link of the rendered markdown is resolved through the server (a file or folder
     the server does not have is dead), and every in-page #anchor must name a heading of the page;
   * the modified dot on its tab after opening (JupyterLab would save a changed file on the reader's disk);
-  * a widget that shows disconnected. A cloned notebook is untrusted, and JupyterLab draws widgets only in
-    trusted ones, so a notebook that stores widget views is also opened trusted (signed in a throw-away
-    trust database, as `jupyter trust` does: the file is not touched), where no widget may show the red
-    'disconnected' icons or 'Error displaying widget', except in a cell tagged `interactive-widget` (a
-    widget the notebook means to show, committed with a picture of its last state beside it).
+  * a widget that shows disconnected, or a widget's repr shown as text (`HBox(children=(…`). A cloned
+    notebook is untrusted, and JupyterLab draws widgets only in trusted ones, so a notebook that stores
+    widget views, or has a cell that displays a widget when run (`.widget()`, notebook 10's pad), is also
+    opened trusted (signed in a throw-away trust database, as `jupyter trust` does: the file is not
+    touched), where no widget may show the red 'disconnected' icons or 'Error displaying widget';
+  * a cell that displays a widget when run and shows, before it is run, anything but its stored picture:
+    opened plainly and opened trusted, it must show an image and no widget at all (no text repr, no pad
+    drawn from saved state: a blank canvas and a dead button).
 
 JupyterLab is started by this script: `.venv/bin/python -m jupyterlab` with helpers.quickstart.lab_args()
 (the repository root, opening on the first notebook), no token, a free port, throw-away settings (cells all
@@ -57,6 +60,7 @@ AUTOSAVE_MARGIN = 90   # seconds a page may stay open (JupyterLab autosaves a mo
 SETTLE = 3             # seconds to wait after the page has settled before reading the modified dot
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 INTERACTIVE = "interactive-widget"
+LIVE_WIDGET = ".widget()"   # a cell whose code displays a widget when run (notebook 10's pad.widget())
 STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 SETTINGS = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
             "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
@@ -79,6 +83,14 @@ PER_CELL = f"""() => [...document.querySelectorAll('.jp-NotebookPanel .jp-Notebo
     broken: [...cell.querySelectorAll('.jp-OutputArea-output')].filter(
         e => /Error displaying widget|model not found/.test(e.textContent)).length,
 }})).filter(c => c.stderr.length || c.disconnected || c.broken)"""
+# Per cell: pictures, widgets drawn (live or from saved state), and widget reprs shown as text.
+OUTPUTS = r"""() => [...document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell')].map((cell, i) => ({
+    index: i,
+    images: cell.querySelectorAll('.jp-OutputArea-output img').length,
+    widgets: cell.querySelectorAll('.jp-OutputArea-output .jupyter-widgets, .jp-OutputArea-output canvas').length,
+    reprs: [...cell.querySelectorAll('.jp-OutputArea-output')].map(e => e.textContent.trim()).filter(
+        t => /^\w+\(children=\(/.test(t) || /^(HBox|VBox|Canvas|Button|Image|HTML)\(/.test(t)).map(t => t.slice(0, 80)),
+}))"""
 LINKS = """async () => {
     const out = [], cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell')];
     const ids = new Set([...document.querySelectorAll('[id], [data-jupyter-id]')].flatMap(
@@ -168,7 +180,12 @@ def stored(url: str, path: str) -> dict:
     cells = model["content"]["cells"]
     return {"cells": cells, "last_modified": model["last_modified"],
             "views": sum(WIDGET_VIEW in o.get("data", {}) for c in cells for o in c.get("outputs", [])),
-            "interactive": {i for i, c in enumerate(cells) if INTERACTIVE in c["metadata"].get("tags", [])}}
+            "interactive": {i for i, c in enumerate(cells) if INTERACTIVE in c["metadata"].get("tags", [])},
+            "live": {i for i, c in enumerate(cells) if c["cell_type"] == "code" and LIVE_WIDGET in _text(c["source"])}}
+
+
+def _text(source) -> str:
+    return "".join(source) if isinstance(source, list) else source
 
 
 def notary(path: str, action: str, env: dict) -> None:
@@ -234,10 +251,19 @@ def problems_on_page(page, path: str, note: dict, trusted: bool) -> list[str]:
         for text in cell["stderr"]:
             if not stored_error:   # an error output is reported once, from the file
                 found.append(f"{where}, cell {i}: a stderr box: {text!r}")
-        if (cell["disconnected"] or cell["broken"]) and i not in note["interactive"]:
+        if cell["disconnected"] or cell["broken"]:
             found.append(f"{where}, cell {i}: {cell['disconnected']} widgets show disconnected, "
                          f"{cell['broken']} fail to display (store them as text: .ci/execute_notebooks.py "
-                         f"--text-widgets, or tag the cell '{INTERACTIVE}' with a picture beside it)")
+                         f"--text-widgets; a widget meant to be used is displayed when its cell runs, with a "
+                         f"picture of it as the stored output)")
+    for cell in page.evaluate(OUTPUTS):
+        i = cell["index"]
+        for text in cell["reprs"]:
+            found.append(f"{where}, cell {i}: a widget shown as its text repr: {text!r}")
+        if i in note["live"] and (cell["widgets"] or not cell["images"]):
+            found.append(f"{where}, cell {i}: a cell that displays a widget when run shows, before it is run, "
+                         f"{cell['widgets']} widget elements and {cell['images']} pictures (only its picture "
+                         f"should show: store no widget view and no widget state)")
     if not trusted:
         for link in page.evaluate(LINKS):
             found.append(f"{where}, cell {link['index']}: dead link ({link['href']}): {link['why']}")
@@ -255,7 +281,7 @@ def check(browser, url: str, path: str, env: dict, shots: Path | None) -> tuple[
     if shots is not None:
         screenshots(page, shots, Path(path).stem[:2], start + AUTOSAVE_MARGIN)
     close(page, path)
-    if note["views"]:   # widgets are drawn only when trusted: look at them as a reader who trusts the file
+    if note["views"] or note["live"]:   # widgets are drawn only when trusted: look as a reader who trusts the file
         notary(path, "sign", env)
         try:
             page = open_notebook(browser, url, path, len(note["cells"]))
@@ -300,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
                 found, note = check(browser, url, path, env, args.screenshots)
                 failures += found
                 print(f"{path}: {len(note['cells'])} cells, {note['views']} stored widget views, "
+                      f"{len(note['live'])} cells showing a widget when run (checked plainly and trusted), "
                       f"{'FAIL: ' + str(len(found)) + ' problems' if found else 'ok'} ({note['seconds']:.0f} s)", flush=True)
             browser.close()
         failures += run_draw_step(url)

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import data, gl, mlp, timing
+from .timing import A_FASTER, B_FASTER, SAME, Timing, Verdict
 
 BOX, FIELD = 20, 28   # MNIST: ink scaled to fit BOX×BOX, centred in FIELD×FIELD
 CENTRE = 14.0         # where the centre of mass goes (row and column), as
@@ -201,15 +202,32 @@ class ShaderNet:
         return Reading(image, p, int(p.argmax()), not image.any(),
                        {"upload": upload, "kernel": kernel, "readback": readback}, self.clock.source)
 
+    def split(self, images, repeat: int = 30, warmup: float | None = None) -> dict:
+        """{"upload", "kernel", "readback"}: Timings of the prediction of `images` (one, or up to capacity),
+        its three parts taken in turn (upload, kernel, readback, upload, ...: timing.measure_interleaved)
+        after a warm-up by time, so a drift of the clock falls on all three; the kernel by self.clock, the
+        two transfers by wall clock."""
+        count = self.upload(images)
+
+        def readback():
+            start = time.perf_counter()
+            self.out.read(first=0, count=count * 10)
+            return time.perf_counter() - start
+
+        parts = timing.measure_interleaved({"upload": lambda: self.clock.wall(lambda: self.upload(images)),
+                                            "kernel": lambda: self.clock.kernel(lambda: self.dispatch(count)),
+                                            "readback": readback}, repeat, warmup)
+        return {**parts, "kernel": Timing(parts["kernel"].samples, self.clock.source)}
+
     def release(self) -> None:
         for array in (self.params, self.images, self.out):
             array.release()
 
 
 def timings_line(reading: Reading) -> str:
-    """'upload 21 µs · kernel 9 µs (GPU timer query) · readback 30 µs (wall clock)'."""
+    """'this reading, timed once: upload 21 µs · kernel 9 µs (GPU timer query) · readback 30 µs (wall clock)'."""
     s = reading.seconds
-    return (f"upload {s['upload'] * 1e6:.0f} µs · kernel {s['kernel'] * 1e6:.0f} µs ({reading.clock}) · "
+    return (f"this reading, timed once: upload {s['upload'] * 1e6:.0f} µs · kernel {s['kernel'] * 1e6:.0f} µs ({reading.clock}) · "
             f"readback {s['readback'] * 1e6:.0f} µs (wall clock)")
 
 
@@ -239,3 +257,71 @@ def split_sentence(upload: float, kernel: float, readback: float, clock: str, n:
     what = "one drawn digit's prediction" if n == 1 else f"a drawn digit's prediction (medians of {n})"
     return (f"{what}: upload {upload * 1e6:.0f} µs, kernel {kernel * 1e6:.0f} µs ({clock}), "
             f"readback {readback * 1e6:.0f} µs (wall clock): {verdict}")
+
+
+TRANSFERS_LONGER, KERNEL_LONGER = "transfers take longer", "kernel takes longer"   # split_verdict's outcomes
+
+
+def split_verdict(upload: Timing, kernel: Timing, readback: Timing) -> Verdict:
+    """A drawn digit's prediction in parts (ShaderNet.split: interleaved repeats, so sample i of each part
+    comes from the same round) and which costs more, the two transfers together or the kernel, from their
+    distributions (timing.compare): TRANSFERS_LONGER, KERNEL_LONGER or timing.SAME."""
+    transfers = Timing(tuple(u + r for u, r in zip(upload.samples, readback.samples)), timing.WALL)
+    outcome = timing.compare(kernel, transfers)
+    head = (f"a drawn digit's prediction, {len(kernel.samples)} repeats (median, 20–80 % band): upload "
+            f"{upload.text()}, kernel {kernel.text()} ({kernel.clock}), readback {readback.text()} (wall clock)")
+    if outcome == A_FASTER:
+        tail = (f"the two transfers together ({transfers.text()}) took longer than the kernel, "
+                f"{transfers.median / kernel.median:.2g}× its time")
+    elif outcome == B_FASTER:
+        tail = (f"the kernel took longer than the two transfers together ({transfers.text()}), "
+                f"{kernel.median / transfers.median:.2g}× their time")
+    else:
+        tail = (f"the kernel and the two transfers together ({transfers.text()}) take the same time within the "
+                "noise we measured")
+    return Verdict(f"{head}: {tail}", {A_FASTER: TRANSFERS_LONGER, B_FASTER: KERNEL_LONGER, SAME: SAME}[outcome])
+
+
+# --- which net reads the digits ------------------------------------------------------------------
+
+WEAK = 0.95   # a net that reads fewer of MNIST's test digits right than this misreads many drawn ones
+STRONG_NET, WEAK_NET = "strong net", "weak net"   # net_verdict's outcomes
+
+
+def provenance_text(provenance: dict | None) -> str:
+    """Where a saved net came from, as trainer.save recorded it (mlp.load_params(..., provenance=True))."""
+    if not provenance:
+        return "no record of how it was trained (saved without one)"
+    p = provenance
+    trained = (f"a {p.get('mode', '?')}-mode run of {p.get('epochs', '?')} epoch(s) on "
+               f"{p.get('train_images', '?')} training images on {p.get('card', '?')}")
+    if p.get("test_accuracy") is not None:
+        trained += f", {p['test_accuracy']:.2%} right on its {p.get('test_images', '?')} test images"
+    return "trained by " + trained
+
+
+def retrain_reason(provenance: dict | None, accuracy: float, quick: bool) -> str:
+    """Why a full run should not use a saved net ('' to use it): one trained in QUICK mode, or one that reads
+    fewer than WEAK of the test digits right. A QUICK run uses any net (and net_verdict says if it is weak)."""
+    if quick:
+        return ""
+    if provenance and provenance.get("mode") == "QUICK":
+        return "the saved net was trained in QUICK mode (a few thousand images, one epoch)"
+    if accuracy < WEAK:
+        return f"the saved net reads only {accuracy:.2%} of the test digits right (a strong one: at least {WEAK:.0%})"
+    return ""
+
+
+def net_verdict(source: str, accuracy: float, n: int) -> Verdict:
+    """Which net reads your digits (`source`: where it came from) and whether it is strong enough: STRONG_NET
+    at WEAK or more of the n test digits right, else WEAK_NET, saying that its readings will often be wrong."""
+    head = f"the net that reads your digits: {source}; on this notebook's {n} test digits it is right {accuracy:.2%} of the time"
+    if accuracy >= WEAK:
+        return Verdict(f"{head}: a strong net (at least {WEAK:.0%})", STRONG_NET)
+    return Verdict(f"{head}: a weak net (below {WEAK:.0%}), so expect it to misread many of your digits; run "
+                   "notebook 05 in full (without QUICK=1), then this notebook, for a strong one", WEAK_NET)
+
+
+def caveat(accuracy: float) -> str:
+    """The pad's warning beside each prediction: '' for a strong net, else what the net's accuracy is."""
+    return "" if accuracy >= WEAK else f"weak net: {accuracy:.1%} of test digits right, so often wrong"

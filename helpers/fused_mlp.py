@@ -328,7 +328,8 @@ class FusedMLP(Trainer):
         return np.add.reduceat(losses, np.arange(0, hi - lo, self.batch_size))
 
     def predict(self, name: str = "test") -> np.ndarray:
-        """Predicted classes of evaluation set `name`: fused_predict_1, one dispatch, argmax on the GPU."""
+        """Predicted classes of evaluation set `name`, or of uint8 images given instead (mlp.Trainer.eval_set):
+        fused_predict_1, one dispatch, argmax on the GPU."""
         images, labels = self.eval_set(name)
         count = len(labels)
         if "predictions" not in self.arrays or self.arrays["predictions"].size < count:

@@ -179,5 +179,6 @@ class GPUTrainer(Trainer):
         return out
 
     def predict(self, name: str = "test") -> np.ndarray:
-        """Predicted classes of evaluation set `name` (argmax of the GPU's logits, on the CPU)."""
+        """Predicted classes of evaluation set `name`, or of uint8 images given instead (mlp.Trainer.eval_set):
+        argmax of the GPU's logits, on the CPU."""
         return self.logits(name).argmax(axis=1)

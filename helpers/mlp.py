@@ -7,7 +7,8 @@ Introduced in notebook 05 (GPUTrainer, six dispatches a step, helpers/gpu_mlp.py
                          optimizer=reference.SGD(0.3), batch_size=128, seed=0, check_every=50)
     trainer.add_eval_set("test", X_test_u8, y_test)          # uploaded once, evaluated on the GPU
     history = trainer.train(10, live=plots.LivePlot(...))   # loss, train_acc, test_acc, seconds, lr
-    trainer.accuracy("test"); trainer.read_params(); trainer.save("mlp.npz")
+    trainer.accuracy("test"); trainer.predict("test") or trainer.predict(uint8_images)
+    trainer.read_params(); trainer.save("mlp.npz")      # with its provenance: mode, epochs, accuracy, card
 
 A subclass makes its kernels and buffers, binds them (`bind`), and says what one training step is (`step`),
 how the losses come back (`loss_sums`) and how it predicts (`predict`). Everything else is here: the data
@@ -21,12 +22,13 @@ go through the context's staging buffer (gl.GPUArray), so no buffer a kernel use
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
 import numpy as np
 
-from . import check, data, gl, reference
+from . import check, data, gl, mode, reference
 from .check import PARAM_NAMES, check_labels  # noqa: F401  (check_labels: mlp.check_labels too)
 
 
@@ -67,12 +69,20 @@ def unflatten(flat: np.ndarray, layout: dict, shapes: dict) -> dict:
             for name, (first, size) in layout.items()}
 
 
-def save_params(path, params: dict) -> Path:
-    """np.savez of W1, b1, W2, b2 (float32). Returns the path written (np.savez adds .npz if missing)."""
+PROVENANCE = "provenance"   # the .npz entry that says where a saved net came from: a JSON text as uint8 bytes
+
+
+def save_params(path, params: dict, provenance: dict | None = None) -> Path:
+    """np.savez of W1, b1, W2, b2 (float32), and `provenance` (where the net came from: mode, epochs, test
+    accuracy, card; trainer.save fills it in) as the entry "provenance", a JSON text stored as uint8 bytes,
+    so that reading it back needs no unpickling. Returns the path written (.npz added if missing)."""
     path = Path(path)
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
-    np.savez(path, **{name: np.asarray(params[name], np.float32) for name in PARAM_NAMES})
+    arrays = {name: np.asarray(params[name], np.float32) for name in PARAM_NAMES}
+    if provenance is not None:
+        arrays[PROVENANCE] = np.frombuffer(json.dumps(provenance, sort_keys=True).encode(), np.uint8)
+    np.savez(path, **arrays)
     return path
 
 
@@ -90,11 +100,13 @@ def _not_weights(path: Path, why: str) -> WeightsFileError:
     return WeightsFileError(f"{path} is not a weights file: {why}. {WRITER}; load one of those.")
 
 
-def load_params(path, shapes: dict | None = None) -> dict:
+def load_params(path, shapes: dict | None = None, *, provenance: bool = False):
     """The W1, b1, W2, b2 saved by save_params, as float32 arrays, after checking them (check.check_params):
     names, shapes (those of `shapes`, the net they go into, when given; a pair saved transposed, as PyTorch
     stores nn.Linear, is named as such), float dtype, finite values. A file that is not such an .npz (a
-    .npy, text, a pickle, a missing file) gets one WeightsFileError saying so; nothing is unpickled."""
+    .npy, text, a pickle, a missing file) gets one WeightsFileError saying so; nothing is unpickled.
+    provenance=True: returns (params, provenance), the dict save_params stored (None for a file saved
+    without one, such as np.savez of the four arrays)."""
     path = Path(path)
     if not path.is_file():
         raise _not_weights(path, "there is no such file" if not path.exists() else "it is not a file")
@@ -112,11 +124,27 @@ def load_params(path, shapes: dict | None = None) -> dict:
             if missing:
                 raise _not_weights(path, f"it holds {saved.files}, not the MLP parameters {missing}")
             arrays = {name: saved[name] for name in PARAM_NAMES}
+            stored = saved[PROVENANCE] if PROVENANCE in saved.files else None
     except WeightsFileError:
         raise
     except Exception as exc:   # a damaged zip, an array of Python objects (which would need unpickling)
         raise _not_weights(path, f"it cannot be read as an .npz of number arrays ({type(exc).__name__})") from None
-    return check.check_params(arrays, shapes, source=str(path))
+    params = check.check_params(arrays, shapes, source=str(path))
+    return (params, _provenance(path, stored)) if provenance else params
+
+
+def _provenance(path: Path, stored) -> dict | None:
+    if stored is None:
+        return None
+    try:
+        if stored.dtype != np.uint8 or stored.ndim != 1:
+            raise ValueError(f"{stored.dtype.name} {stored.shape}")
+        value = json.loads(stored.tobytes().decode())
+        if not isinstance(value, dict):
+            raise ValueError(type(value).__name__)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _not_weights(path, f"its '{PROVENANCE}' entry is not a JSON object as UTF-8 bytes ({exc})") from None
+    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -174,6 +202,7 @@ class Trainer:
         for name in state:  # optimizer state: the params buffer's layout, zeros at the start
             self.arrays[name] = gl.upload(ctx, np.zeros(self.n_params, np.float32), f"optimizer state {name}")
         self.t = 0  # optimizer steps taken (Adam's bias corrections)
+        self.epochs_trained = 0  # whole epochs train() has run (saved as the net's provenance)
 
         self.n, self.upload_seconds, self.epoch = 0, 0.0, None
         self.eval_sets = {}
@@ -230,9 +259,19 @@ class Trainer:
         names = {"SGD": {}, "Momentum": {"v": "m"}, "Adam": {"m": "m", "v": "v"}}[self.kind]
         return {key: unflatten(self.read(name), self.layout, self.shapes) for key, name in names.items()}
 
+    def provenance(self) -> dict:
+        """Where this net came from, as trainer.save stores it: the mode of the run (FULL or QUICK), the
+        epochs trained and the training images, the accuracy on evaluation set "test" and its size (None
+        where there is none), and the card (gl.card)."""
+        test = self.eval_sets.get("test")
+        return {"mode": "QUICK" if mode.is_quick() else "FULL", "epochs": self.epochs_trained,
+                "train_images": self.n, "test_accuracy": self.accuracy("test") if test else None,
+                "test_images": len(test[1]) if test else None, "card": gl.card(self.ctx)}
+
     def save(self, path) -> Path:
-        """Save W1, b1, W2, b2 with np.savez; load them with `load(path)` or mlp.load_params(path)."""
-        return save_params(path, self.read_params())
+        """Save W1, b1, W2, b2 with np.savez, and where they came from (self.provenance()); load them with
+        `load(path)` or mlp.load_params(path) (provenance=True returns that too)."""
+        return save_params(path, self.read_params(), self.provenance())
 
     def load(self, path) -> None:
         """The weights trainer.save wrote, checked against this net's shapes (load_params)."""
@@ -355,6 +394,7 @@ class Trainer:
             history["started"].append(start)
             history["ended"].append(ended)
             history["display_seconds"].append(display[0])
+            self.epochs_trained += 1
             history["loss"].append(loss)
             history["lr"].append(self.lr)
             for name in evaluate:
@@ -377,15 +417,35 @@ class Trainer:
             self.eval_sets.pop(name)[0].release()
         self.eval_sets[name] = (gl.upload(self.ctx, words, f"{name} images"), labels)
 
-    def eval_set(self, name: str):
-        """(images GPUArray, labels) of a resident evaluation set; a clear error naming the ones there are."""
+    GIVEN = "images given"   # the evaluation set that images passed to predict() go into (replaced each call)
+
+    def eval_set(self, name):
+        """(images GPUArray, labels) of a resident evaluation set; a clear error naming the ones there are.
+        `name` may instead be uint8 images (n, 28, 28) or (n, K), checked as the trainers check theirs:
+        they are uploaded as the set "images given" (replacing the last ones given), labels unknown (-1)."""
+        if not isinstance(name, str):
+            if isinstance(name, (bytes, int, float)) or name is None:
+                raise TypeError(f"an evaluation set is named by a str (it has {sorted(self.eval_sets)}) or "
+                                f"given as uint8 images (n, 28, 28); got {type(name).__name__}")
+            images = np.asarray(name)
+            if images.ndim == 2 and images.size == self.K and images.shape[1] != self.K:
+                images = images[None]   # one image (28, 28)
+            words = pack_images(images, self.K)
+            if self.GIVEN in self.eval_sets:
+                self.eval_sets.pop(self.GIVEN)[0].release()
+            self.eval_sets[self.GIVEN] = (gl.upload(self.ctx, words, self.GIVEN), np.full(len(words), -1))
+            return self.eval_sets[self.GIVEN]
         if name not in self.eval_sets:
             raise KeyError(f"no evaluation set {name!r} on this trainer (it has {sorted(self.eval_sets)}): "
-                           f"add one with trainer.add_eval_set({name!r}, images, labels)")
+                           f"add one with trainer.add_eval_set({name!r}, images, labels), or pass uint8 "
+                           f"images to predict")
         return self.eval_sets[name]
 
     def accuracy(self, name: str = "test") -> float:
         """Fraction of evaluation set `name` predicted right (predictions made on the GPU)."""
+        if not isinstance(name, str):
+            raise TypeError(f"accuracy takes the name of an evaluation set (it has {sorted(self.eval_sets)}), "
+                            f"not {type(name).__name__}: add images with their labels by add_eval_set first")
         return float(np.mean(self.predict(name) == self.eval_set(name)[1]))
 
     # --- counting and cleaning up -------------------------------------------------------------

@@ -22,6 +22,8 @@ from . import digits
 
 SIZE, PEN = 280, 26   # the pad's pixels a side and the pen's width: a digit drawn across most of the pad
                       # ends, scaled to MNIST's 20-pixel box, with strokes about 2 pixels wide, like MNIST's
+PICTURE, DPI = (4.6, 2.2), 90                         # the widget's picture: inches, and dots an inch
+PICTURE_PIXELS = (round(PICTURE[0] * DPI), round(PICTURE[1] * DPI))   # its size on the page, fixed: no jump
 PREDICTION_CLASS, CLEAR_CLASS, PAD_CLASS, TIMINGS_CLASS = "digit-prediction", "digit-clear", "digit-pad", "digit-timings"
 
 
@@ -67,18 +69,19 @@ def hand(digit: int, size: int = SIZE, slant: float = 0.12, seed: int = 0) -> li
     return strokes
 
 
-def label_text(reading) -> str:
-    """The pad's text line: 'prediction: 7', or what to do when nothing is drawn."""
-    if reading is None or reading.blank:
-        return "prediction: none (draw a digit)"
-    return f"prediction: {reading.label}"
+def label_text(reading, caveat: str = "") -> str:
+    """The pad's text line: 'prediction: 7', or what to do when nothing is drawn; a caveat about the net (a
+    weak one, digits.caveat) after it."""
+    text = ("prediction: none (draw a digit)" if reading is None or reading.blank else
+            f"prediction: {reading.label}")
+    return f"{text} ({caveat})" if caveat else text
 
 
 class Pad:
     """Pen strokes -> (on each stroke's end) digits.mnist_like image -> net.read: a digits.Reading in self.last."""
 
-    def __init__(self, net, size: int = SIZE, pen: float = PEN):
-        self.net, self.size, self.pen = net, int(size), float(pen)
+    def __init__(self, net, size: int = SIZE, pen: float = PEN, caveat: str = ""):
+        self.net, self.size, self.pen, self.caveat = net, int(size), float(pen), caveat
         self.strokes, self.drawing, self.last = [], False, None
         self.listeners = []          # called with each new reading (the widget's display)
 
@@ -139,11 +142,11 @@ class Pad:
         canvas.add_class(PAD_CLASS)
         clear = w.Button(description="Clear", icon="eraser")
         clear.add_class(CLEAR_CLASS)
-        prediction = w.HTML(label_text(self.last))
+        prediction = w.HTML(label_text(self.last, self.caveat), layout=w.Layout(height="3em", width=f"{PICTURE_PIXELS[0]}px"))
         prediction.add_class(PREDICTION_CLASS)
-        timings = w.HTML("")
+        timings = w.HTML("", layout=w.Layout(height="3em", width=f"{PICTURE_PIXELS[0]}px"))
         timings.add_class(TIMINGS_CLASS)
-        picture = w.Image(format="png")
+        picture = w.Image(format="png", layout=w.Layout(width=f"{PICTURE_PIXELS[0]}px", height=f"{PICTURE_PIXELS[1]}px"))
 
         def paper():
             canvas.clear()
@@ -155,9 +158,9 @@ class Pad:
                 canvas.stroke_lines(stroke) if len(stroke) > 1 else canvas.fill_circle(*stroke[0], self.pen / 2)
 
         def show(reading):
-            prediction.value = label_text(reading)
+            prediction.value = label_text(reading, self.caveat)
             timings.value = "" if reading is None else digits.timings_line(reading)
-            picture.value = png(reading_figure(reading, size=(4.6, 2.2)))
+            picture.value = png(reading_figure(reading, size=PICTURE))
 
         def down(x, y):
             self.down(x, y)
@@ -221,7 +224,7 @@ def _bars(ax, reading, fontsize=8):
     ax.set_xlabel("digit", fontsize=fontsize)
     ax.set_ylabel("probability", fontsize=fontsize)
     ax.tick_params(labelsize=fontsize - 1)
-    ax.set_title(label_text(reading), fontsize=fontsize)
+    ax.set_title(label_text(reading), fontsize=fontsize)   # the caveat goes in the figure's title
 
 
 def record_figure(drawn, size: int = SIZE, pen: float = PEN, per_row: int = 5):
@@ -268,13 +271,14 @@ def pad_figure(pad):
     ax_pad.set_xticks([]), ax_pad.set_yticks([])
     _seen(ax_image, pad.last)
     _bars(ax_bars, pad.last)
-    if pad.last is not None:
-        fig.suptitle(digits.timings_line(pad.last), fontsize=8)
+    lines = ([pad.caveat] if pad.caveat else []) + ([digits.timings_line(pad.last)] if pad.last is not None else [])
+    if lines:
+        fig.suptitle("\n".join(lines), fontsize=8)
     return fig
 
 
 def png(fig) -> bytes:
     """The figure as PNG bytes (for an ipywidgets.Image)."""
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=90)
+    fig.savefig(buffer, format="png", dpi=DPI)
     return buffer.getvalue()

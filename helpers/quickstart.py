@@ -164,10 +164,12 @@ def hand_over(command: list[str], env: dict | None = None) -> int:
 def lab_args(root: Path = ROOT) -> list[str]:
     """JupyterLab's arguments (after `python -m jupyterlab`) for the quick start and the browser check
     (.ci/browser_check.py): serve `root`, so links from a notebook to ../glsl/ or ../README.md stay inside
-    what the server serves, and open on the first notebook. As root (containers) JupyterLab must be told
+    what the server serves, and open on the first notebook; the first Ctrl-C stops it (answer_yes: no
+    "Shut down this Jupyter server (y/[n])?" to answer). As root (containers) JupyterLab must be told
     that is intended."""
     as_root = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
-    return [*as_root, f"--ServerApp.root_dir={root}", f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}"]
+    return [*as_root, f"--ServerApp.root_dir={root}", f"--LabApp.default_url=/lab/tree/{FIRST_NOTEBOOK}",
+            "--ServerApp.answer_yes=True"]
 
 
 def main(argv: list[str]) -> int:

@@ -2,18 +2,21 @@
 from one benchmark JSON file.
 
     python -m helpers.bench all --out notebooks/results/bench-mine.json   # on your GPU
-    python -m helpers.report notebooks/results/bench-mine.json            # rewrites the three from it
+    python -m helpers.report notebooks/results/bench-mine.json            # its table and figure, beside it
 
-writes notebooks/results/RESULTS.md (every row the run measured), the headline rows between the
-<!-- RESULTS-TABLE --> markers of README.md, and notebooks/results/transfer_vs_kernel.png. The committed
-ones come from notebooks/results/bench-h100.json. Nothing here measures: every figure is copied from the
-JSON that helpers.bench wrote, with the device, driver and date it recorded. A JSON from any machine
-works: a row the machine could not measure (no PyTorch or JAX there, no persistently mapped buffers, a
-grid barrier that gave up) is left out, and the page says which.
+writes, next to the JSON, bench-mine.md (every row the run measured, each named with the sizes it
+measured) and bench-mine.png (where the time of one inference goes); no tracked file is touched. With
+--write-committed it rewrites instead the course's own files: notebooks/results/RESULTS.md, the headline
+rows between the <!-- RESULTS-TABLE --> markers of README.md, and notebooks/results/transfer_vs_kernel.png
+(the committed ones come from notebooks/results/bench-h100.json). Nothing here measures: every figure is
+copied from the JSON that helpers.bench wrote, with the device, driver and date it recorded. A JSON from
+any machine works: a row the machine could not measure (no PyTorch or JAX there, no persistently mapped
+buffers, a grid barrier that gave up) is left out, and the page says which.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -43,6 +46,31 @@ def against(ours: float, theirs: float) -> str:
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} µs"
+
+
+def _flops(gflops: float) -> str:
+    """'22.5 TFLOP/s', or '3.1 GFLOP/s' below 0.05 TFLOP/s (a software renderer), never '0.0 TFLOP/s'."""
+    return f"{gflops / 1e3:.1f} TFLOP/s" if gflops >= 50 else f"{gflops:.3g} GFLOP/s"
+
+
+TEST_IMAGES, TRAIN_IMAGES, BATCH = 10_000, 60_000, 128   # a full run's sizes (QUICK runs measure fewer)
+
+
+def test_images(rows: list[dict]) -> str:
+    """'10,000 test images', or the number the rows measured ('256 test images' in a QUICK run)."""
+    counts = {r.get("images", TEST_IMAGES) for r in rows} or {TEST_IMAGES}
+    return " or ".join(f"{n:,} test images" for n in sorted(counts))
+
+
+def epoch_label(r: dict, label: str) -> str:
+    """`label` for a row that trained on all of MNIST's 60,000 training images; for a row of fewer (a QUICK
+    run), the label with the images (or steps) it measured in place of 'one MNIST epoch'."""
+    images, steps = r.get("images"), r.get("steps")
+    full = images == TRAIN_IMAGES if images is not None else steps in (None, -(-TRAIN_IMAGES // BATCH))
+    if full:
+        return label
+    part = f"{images:,} images" if images is not None else f"{steps} steps"
+    return label.replace("one MNIST epoch", f"an epoch of {part} (not all 60,000)")
 
 
 def _card(record: dict) -> str:
@@ -108,13 +136,13 @@ def matmul_rows(rows: list[dict]) -> list[str]:
     out = []
     for name, r in at.items():
         share = f" ({r['gflops'] / cublas['gflops']:.0%} of cuBLAS)" if cublas and r is not cublas else ""
-        out.append(f"| matmul {largest}³, {name} | {r['gflops'] / 1e3:.1f} TFLOP/s{share} | {r['clock']} |")
+        out.append(f"| matmul {largest}³, {name} | {_flops(r['gflops'])}{share} | {r['clock']} |")
     for size in sorted({r["size"] for r in rows if r["size"] >= 1024 and r["size"] != largest}, reverse=True):
         best, blas = fastest_rung(rows, size), cublas_row(rows, size)
         if best is None:
             continue
-        beside = f" ({best['gflops'] / blas['gflops']:.0%} of cuBLAS's {blas['gflops'] / 1e3:.1f})" if blas else ""
-        out.append(f"| matmul {size}³, fastest rung: {best['impl']} | {best['gflops'] / 1e3:.1f} TFLOP/s{beside} "
+        beside = f" ({best['gflops'] / blas['gflops']:.0%} of cuBLAS's {_flops(blas['gflops']).removesuffix(' TFLOP/s')})" if blas else ""
+        out.append(f"| matmul {size}³, fastest rung: {best['impl']} | {_flops(best['gflops'])}{beside} "
                    f"| {best['clock']} |")
     return out
 
@@ -125,7 +153,7 @@ def inference_rows(rows: list[dict]) -> list[str]:
         if r["what"].startswith(("pack_images", "pack_u8")):  # a view of the same bytes: no work worth a row
             continue
         value = _ms(r["seconds"]) + (f", {r['gbps']:.1f} GB/s" if r.get("gbps") and "upload" in r["what"] else "")
-        out.append(f"| 10,000 test images: {shown(r['what'])} | {value} | {r['clock']} |")
+        out.append(f"| {test_images([r])}: {shown(r['what'])} | {value} | {r['clock']} |")
     return out
 
 
@@ -152,7 +180,7 @@ def epoch_rows(rows: list[dict], label: str) -> list[str]:
         if per_step is not None:  # a persistent kernel: one dispatch for many steps
             extra = (f", {per_step} dispatch{'es' if per_step > 1 else ''} a step" if per_step >= 1 else
                      f", 1 dispatch per {round(1 / per_step)} steps")
-        out.append(f"| {label}: {shown(r['name'])} | {_ms(seconds)}{extra} | {r.get('clock', '')} |")
+        out.append(f"| {epoch_label(r, label)}: {shown(r['name'])} | {_ms(seconds)}{extra} | {r.get('clock', '')} |")
     return out
 
 
@@ -204,7 +232,7 @@ def table(record: dict) -> str:
 
 
 def results_page(record: dict) -> str:
-    return ("# Results\n\n<!-- Generated by `python -m helpers.report notebooks/results/"
+    return ("# Results\n\n<!-- Generated by `python -m helpers.report --write-committed notebooks/results/"
             f"{record.get('_file', 'BENCH.json')}`: edit helpers/report.py, not this file. -->\n\n"
             "Every row of one benchmark run. The [README](../../README.md) shows the headline rows; "
             "the notebooks explain each measurement where it is made.\n\n" + table(record) + "\n")
@@ -231,24 +259,27 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
                         against(ours_s, their_s)))
 
     get = lambda prefix: (_row(inference, "what", prefix) or {}).get("seconds")   # noqa: E731
-    vs("10,000 test images through 784-128-10", "GPU, end to end (uint8 upload, kernels, readback)",
+    vs(f"{test_images(inference)} through 784-128-10", "GPU, end to end (uint8 upload, kernels, readback)",
        get("end to end, uint8"), "NumPy on the CPU", get("NumPy forward"))
     glsl, numpy_epoch = _row(train, "name", "GLSL"), _row(train, "name", "NumPy")
-    vs("one training epoch of 784-128-10 (60,000 images)", f"GLSL, {glsl.get('dispatches_per_step', '?') if glsl else '?'} dispatches a step",
+    images = f"{glsl.get('images', TRAIN_IMAGES):,}" if glsl else "60,000"
+    vs(f"one training epoch of 784-128-10 ({images} images)", f"GLSL, {glsl.get('dispatches_per_step', '?') if glsl else '?'} dispatches a step",
        glsl and glsl["epoch_s"], "NumPy on the CPU", numpy_epoch and numpy_epoch["epoch_s"])
     upload, kernels = get("upload float32 into existing"), get("kernels, float32")
     readback = get("readback into a preallocated")
     if upload is not None and kernels is not None:
-        out.append(("10,000 test images: moving them against computing on them", f"upload: {_ms(upload)}"
+        share = (f"the upload takes {upload / kernels:.0f}× the kernels" if upload >= kernels else
+                 f"the kernels take {kernels / upload:.2g}× the upload")
+        out.append((f"{test_images(inference)}: moving them against computing on them", f"upload: {_ms(upload)}"
                     + (f", readback: {_ms(readback)}" if readback is not None else ""),
-                    f"the two kernels: {_ms(kernels)}", f"the upload takes {upload / kernels:.0f}× the kernels"))
+                    f"the two kernels: {_ms(kernels)}", share))
     if mm:
         largest = max(r["size"] for r in mm)
         naive = next((r for r in mm if r["size"] == largest and r["impl"].startswith("matmul_1")), None)
         best = fastest_rung(mm, largest)
         if naive and best and best is not naive:
             out.append((f"matmul {largest}³: the ladder's first rung to its top", f"{best['impl']}: "
-                        f"{best['gflops'] / 1e3:.1f} TFLOP/s", f"{naive['impl']}: {naive['gflops'] / 1e3:.1f} TFLOP/s",
+                        f"{_flops(best['gflops'])}", f"{naive['impl']}: {_flops(naive['gflops'])}",
                         f"{best['gflops'] / naive['gflops']:.1f}× the speed"))
         shares = [(size, fastest_rung(mm, size), cublas_row(mm, size)) for size in sorted({r["size"] for r in mm})
                   if size >= 1024]
@@ -256,7 +287,7 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
         if shares:
             size, b, c = shares[-1]
             out.append((f"matmul {size}³: the ladder's top against cuBLAS fp32", f"{b['impl']}: "
-                        f"{b['gflops'] / 1e3:.1f} TFLOP/s", f"cuBLAS: {c['gflops'] / 1e3:.1f} TFLOP/s",
+                        f"{_flops(b['gflops'])}", f"cuBLAS: {_flops(c['gflops'])}",
                         "its speed: " + ", ".join(f"{b2['gflops'] / c2['gflops']:.0%} at {s}³" for s, b2, c2 in shares)))
     for hidden, rivals in ((128, (("JAX jit(lax.scan) 784-128-10 SGD, fp32", "JAX, fp32"),
                                   ("JAX jit(lax.scan) 784-128-10 SGD, precision default", "JAX, default precision (TF32)"),
@@ -269,7 +300,9 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
         for prefix, label in rivals:
             them = _row(fused, "name", prefix)
             if them is not None:
-                vs(f"one training epoch of 784-{hidden}-10, same run", f"ours ({best['name']})", best["ms"] / 1e3,
+                what = epoch_label(best, f"one MNIST epoch of 784-{hidden}-10, same run").replace(
+                    "one MNIST epoch", "one training epoch")
+                vs(what, f"ours ({best['name']})", best["ms"] / 1e3,
                    label, them["ms"] / 1e3)
     if glsl and glsl.get("test_acc") is not None:
         epochs = len(glsl.get("epochs_s", [])) + 1
@@ -361,7 +394,10 @@ def dropout_record(record: dict) -> dict | None:
     return dropout if dropout.get("device", {}).get("renderer") == record["device"]["renderer"] else None
 
 
-def main(json_path: str, readme: Path = ROOT / "README.md", results: Path = FULL_TABLE, image: Path = FIGURE) -> int:
+def write_committed(json_path, readme: Path = ROOT / "README.md", results: Path = FULL_TABLE,
+                    image: Path = FIGURE) -> int:
+    """Rewrite the course's tracked files from `json_path`: RESULTS.md, README.md's headline rows and the
+    figure (what `--write-committed` does; the maintainers run it on the committed benchmark)."""
     record = load(json_path)
     results.write_text(results_page(record))
     text = replace_block(readme.read_text(), "RESULTS-TABLE", headline(record, dropout_record(record)))
@@ -375,9 +411,46 @@ def main(json_path: str, readme: Path = ROOT / "README.md", results: Path = FULL
     return 0
 
 
+def write_beside(json_path) -> int:
+    """The default: the run's full table as <json stem>.md and its figure as <json stem>.png, next to the
+    JSON; no tracked file is touched."""
+    path = Path(json_path)
+    page, image = path.with_suffix(".md"), path.with_suffix(".png")
+    for out in (page, image):
+        if _tracked(out):
+            sys.exit(f"{out} is a file the course tracks: this command writes only files of your own. Give a "
+                     "JSON of your own (python -m helpers.bench all --out notebooks/results/bench-mine.json)")
+    record = load(path)
+    page.write_text(results_page(record))
+    drawn = figure(record, image)
+    print(f"wrote {page}" + (f" and {image}" if drawn else "") + " (README.md, RESULTS.md and the course's "
+          "figure are left as they are: --write-committed rewrites those)")
+    note = left_out_note(record)
+    if note:
+        print(note)
+    return 0
+
+
+def _tracked(path: Path) -> bool:
+    """Whether git tracks `path` (False outside a git checkout, or without git)."""
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "ls-files", "--error-unmatch", str(path.resolve())], cwd=ROOT,
+                              capture_output=True).returncode == 0
+    except (OSError, ValueError):
+        return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m helpers.report", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("json", help="a JSON file written by: python -m helpers.bench all --out FILE")
+    parser.add_argument("--write-committed", action="store_true",
+                        help="rewrite README.md's results, notebooks/results/RESULTS.md and its figure (maintainers)")
+    args = parser.parse_args(argv)
+    return write_committed(args.json) if args.write_committed else write_beside(args.json)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        print("usage: python -m helpers.report BENCH.json   (from python -m helpers.bench all --out BENCH.json)",
-              file=sys.stderr)
-        sys.exit(2)
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main())

@@ -5,7 +5,7 @@ outputs poisoned by NaN, and the pad's logic (helpers.pad) driven without a brow
 import numpy as np
 import pytest
 
-from helpers import data, digits, reference
+from helpers import data, digits, reference, timing
 from helpers import pad as pads
 
 
@@ -216,3 +216,85 @@ def test_the_widget_forwards_to_the_pad(ctx):
     assert picture.value[:4] == b"\x89PNG"
     clear.click()
     assert pad.strokes == [] and prediction.value.startswith("prediction: none")
+
+
+def test_the_widget_keeps_its_size_when_a_digit_is_drawn_and_says_when_the_net_is_weak(ctx):
+    """The picture, the prediction line and the timings line have fixed sizes, so the pad does not jump
+    between cleared and drawn; a weak net's caveat stands beside every prediction."""
+    pytest.importorskip("ipycanvas")
+    from io import BytesIO
+
+    from PIL import Image
+
+    pad = pads.Pad(digits.ShaderNet(ctx, random_params(128)), caveat=digits.caveat(0.87))
+    box = pad.widget()
+    (canvas, clear), (prediction, picture, timings) = box.children[0].children, box.children[1].children
+    sizes = lambda: [(w.layout.width, w.layout.height) for w in (prediction, picture, timings)]   # noqa: E731
+    cleared, cleared_pixels = sizes(), Image.open(BytesIO(picture.value)).size
+    assert all(width and height for width, height in cleared)
+    pad.draw(pads.hand(7))
+    assert sizes() == cleared and Image.open(BytesIO(picture.value)).size == cleared_pixels == pads.PICTURE_PIXELS
+    assert prediction.value == f"prediction: {pad.last.label} (weak net: 87.0% of test digits right, so often wrong)"
+    clear.click()
+    assert "weak net" in prediction.value and sizes() == cleared
+
+
+# --- which net reads the digits, and the split of a prediction (sentences on made-up numbers) ---------------
+
+def test_label_and_figure_carry_the_caveat(ctx):
+    assert pads.label_text(None, digits.caveat(0.87)) == \
+        "prediction: none (draw a digit) (weak net: 87.0% of test digits right, so often wrong)"
+    assert digits.caveat(0.95) == "" and digits.caveat(0.9499).startswith("weak net: 95.0%")
+
+
+def test_net_verdict_on_both_sides_of_weak():
+    strong = digits.net_verdict("the net saved in x.npz", 0.9784, 10_000)
+    assert strong.outcome == digits.STRONG_NET and "97.84%" in strong and "10000 test digits" in strong
+    assert "strong net" in strong and "weak" not in strong
+    at = digits.net_verdict("x", digits.WEAK, 100)
+    assert at.outcome == digits.STRONG_NET
+    weak = digits.net_verdict("x", 0.8270, 2_000)
+    assert weak.outcome == digits.WEAK_NET and "82.70%" in weak and "misread many of your digits" in weak
+
+
+def test_retrain_reason_refuses_a_quick_or_weak_net_in_a_full_run_only():
+    quick_net = {"mode": "QUICK", "epochs": 1, "train_images": 20000, "test_accuracy": 0.87, "test_images": 2000,
+                 "card": "llvmpipe (LLVM 15.0.6, 256 bits)"}
+    full_net = dict(quick_net, mode="FULL", epochs=10, test_accuracy=0.978)
+    assert "QUICK mode" in digits.retrain_reason(quick_net, 0.97, quick=False)      # its accuracy aside
+    assert digits.retrain_reason(full_net, 0.978, quick=False) == ""
+    assert "only 90.00%" in digits.retrain_reason(full_net, 0.90, quick=False)
+    assert "only 90.00%" in digits.retrain_reason(None, 0.90, quick=False)         # saved without provenance
+    assert digits.retrain_reason(None, 0.978, quick=False) == ""
+    assert digits.retrain_reason(quick_net, 0.5, quick=True) == ""                 # QUICK: any net, said if weak
+    text = digits.provenance_text(quick_net)
+    assert text == ("trained by a QUICK-mode run of 1 epoch(s) on 20000 training images on llvmpipe (LLVM 15.0.6, "
+                    "256 bits), 87.00% right on its 2000 test images")
+    assert "no record" in digits.provenance_text(None)
+
+
+def _t(*us, clock=timing.WALL):
+    return timing.Timing(tuple(u * 1e-6 for u in us), clock)
+
+
+def test_split_verdict_on_all_three_sides():
+    transfers_longer = digits.split_verdict(_t(70, 72, 74, 76, 78), _t(10, 11, 11, 12, 12, clock="GPU timer query"),
+                                            _t(30, 31, 32, 33, 34))
+    assert transfers_longer.outcome == digits.TRANSFERS_LONGER
+    assert "upload 74 µs (71.6–76.4), kernel 11 µs (10.8–12) (GPU timer query), readback 32 µs" in transfers_longer
+    assert "took longer than the kernel, 9.6× its time" in transfers_longer and "5 repeats" in transfers_longer
+    kernel_longer = digits.split_verdict(_t(10, 11, 12), _t(900, 1000, 1100), _t(5, 6, 7))
+    assert kernel_longer.outcome == digits.KERNEL_LONGER and "the kernel took longer" in kernel_longer
+    same = digits.split_verdict(_t(10, 20, 30), _t(25, 40, 60), _t(5, 10, 15))
+    assert same.outcome == timing.SAME and "the same time within the noise" in same
+
+
+def test_split_times_each_part_in_turn(ctx):
+    net = digits.ShaderNet(ctx, random_params(128))
+    parts = net.split(awkward_images()[2], repeat=4, warmup=0.0)
+    assert set(parts) == {"upload", "kernel", "readback"}
+    assert all(len(t.samples) == 4 and t.median > 0 for t in parts.values())
+    assert parts["kernel"].clock == net.clock.source and parts["upload"].clock == timing.WALL
+    many = digits.ShaderNet(ctx, random_params(128), capacity=7).split(awkward_images()[:7], repeat=2, warmup=0.0)
+    assert len(many["readback"].samples) == 2
+    net.release()

@@ -8,7 +8,8 @@ spans and fenced code left out. A link with an anchor (`GLOSSARY.md#key`, `05_ba
 `#requirements`) must also name a heading of its target, with the id JupyterLab gives it (the heading's
 text, spaces as '-') or the one GitHub gives it (lower case, punctuation dropped, spaces as '-'), or an
 `<a id=...>` / `<a name=...>` in it. Links to the web (http:, https:, mailto:) and to a cell's attachments
-are not checked here.
+are not checked here. A link to a folder, or to a hidden file or folder (a name starting with '.'), is dead
+too: JupyterLab answers "is a directory" for the one and its server refuses the other.
 """
 
 from __future__ import annotations
@@ -129,6 +130,13 @@ def problem(source: Path, target: str) -> str | None:
         return "points above the repository root, which JupyterLab does not serve"
     if not resolved.exists():
         return f"no such file: {resolved.relative_to(ROOT)}"
+    inside = resolved.relative_to(ROOT)
+    if any(part.startswith(".") for part in inside.parts):
+        return (f"{inside} is hidden (a name starting with '.'): JupyterLab's server refuses it; name it in "
+                "code (`.ci/run`) instead of linking it")
+    if resolved.is_dir():
+        return (f"{inside} is a folder: JupyterLab opens files, not folders ('is a directory'); link a file "
+                "in it, such as its README.md")
     if fragment and resolved.suffix in (".md", ".ipynb") and unquote(fragment) not in anchors(resolved):
         return f"{resolved.relative_to(ROOT)} has no heading with the id '{unquote(fragment)}'"
     return None
@@ -149,6 +157,7 @@ def test_the_quick_start_serves_the_repository_root():
     args = quickstart.lab_args()
     assert f"--ServerApp.root_dir={ROOT}" in args
     assert f"--LabApp.default_url=/lab/tree/{quickstart.FIRST_NOTEBOOK}" in args
+    assert "--ServerApp.answer_yes=True" in args   # the README's "Ctrl-C stops it": no question asked first
     assert (ROOT / quickstart.FIRST_NOTEBOOK).exists()
 
 
@@ -158,6 +167,12 @@ def test_the_checker_finds_dead_links_and_anchors(tmp_path, monkeypatch):
     assert "above the repository root" in problem(notes / "x.ipynb", "../../glsl/matmul_1_naive.comp")
     assert "no such file" in problem(notes / "x.ipynb", "../glsl/no_such_shader.comp")
     assert problem(ROOT / "README.md", "https://example.com/nothing") is None
+    assert "is a folder" in problem(ROOT / "README.md", "glsl/")
+    assert "is a folder" in problem(ROOT / "README.md", "glsl")
+    assert problem(ROOT / "README.md", "glsl/README.md") is None
+    assert "is hidden" in problem(ROOT / "README.md", ".ci/run")
+    assert "is hidden" in problem(notes / "x.ipynb", "../.ci/browser_check.py")
+    assert problem(ROOT / "README.md", "#quick-start") is None
     assert problem(notes / "x.ipynb", "GLOSSARY.md#banner") is None
     assert "no heading" in problem(notes / "x.ipynb", "GLOSSARY.md#no-such-term")
     assert links("see `[not](a.md)` and [yes](b.md#c) and <a href=\"d.ipynb\">d</a>") == ["b.md#c", "d.ipynb"]

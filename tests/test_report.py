@@ -18,7 +18,7 @@ def committed() -> dict:
 def test_readme_and_results_page_are_the_committed_json():
     record = committed()
     readme = (report.ROOT / "README.md").read_text()
-    fix = "run .venv/bin/python -m helpers.report notebooks/results/bench-h100.json"
+    fix = "run .venv/bin/python -m helpers.report --write-committed notebooks/results/bench-h100.json"
     assert report.headline(record, report.dropout_record(record)) in readme, f"README.md's results differ: {fix}"
     assert report.FULL_TABLE.read_text() == report.results_page(record), f"RESULTS.md differs: {fix}"
 
@@ -57,7 +57,8 @@ def test_a_json_made_without_pytorch_works_and_says_what_it_left_out(tmp_path):
     path.write_text(json.dumps(record))
     readme = tmp_path / "README.md"
     readme.write_text("# x\n<!-- RESULTS-PLOT -->\n<!-- /RESULTS-PLOT -->\n<!-- RESULTS-TABLE -->\n<!-- /RESULTS-TABLE -->\n")
-    assert report.main(str(path), readme=readme, results=tmp_path / "RESULTS.md", image=tmp_path / "fig.png") == 0
+    assert report.write_committed(str(path), readme=readme, results=tmp_path / "RESULTS.md",
+                                  image=tmp_path / "fig.png") == 0
     page = (tmp_path / "RESULTS.md").read_text()
     assert "Left out, as this run could not measure them (3 rows)" in page
     assert "host-to-device ceiling: torch copy from pinned memory (torch with CUDA not installed)" in page
@@ -125,3 +126,98 @@ def test_shown_names_drop_an_old_notebook_number():
     assert report.shown("unfused 784-128-10 SGD (notebook 04)") == "unfused 784-128-10 SGD"
     assert report.shown("kernels, dense_1_naive (notebook 02)") == "kernels, dense_1_naive"
     assert report.shown("fused 784-128-10 SGD") == "fused 784-128-10 SGD"
+
+
+# --- a reader's own run: nothing tracked is written, and a QUICK run's rows say the sizes they measured ---
+
+def quick(record: dict) -> dict:
+    """The record as a QUICK run on a software renderer writes it: 256 test images, 4,096 training images,
+    a fused epoch of 8 steps, matmul at a few GFLOP/s, an upload shorter than the kernels."""
+    record = copy.deepcopy(record)
+    record["quick"] = True
+    record["device"]["software"] = True
+    benches = record["benches"]
+    for r in benches["inference"]:
+        r["images"] = 256
+        if r["what"].startswith("kernels, float32"):
+            r["seconds"] = 0.05
+    for r in benches["train"]:
+        r["images"], r["steps"] = 4096, 32
+    for r in benches["fused"]:
+        r["steps"] = 8
+    for r in benches["matmul"]:
+        r["gflops"] = r["gflops"] / 1e4
+    return record
+
+
+def test_a_quick_json_labels_every_row_with_its_sizes():
+    record = quick(committed())
+    page = report.results_page(record)
+    text = report.headline(record, None)
+    for shown in (page, text):
+        assert "10,000" not in shown and "60,000 images" not in shown and "one MNIST epoch" not in shown
+        assert "0.0 TFLOP/s" not in shown and " 0× " not in shown
+    assert "| 256 test images: upload float32 into existing buffer |" in page
+    assert "an epoch of 4,096 images (not all 60,000), 784-128-10, batch 128: GLSL (ModernGL)" in page
+    assert "an epoch of 8 steps (not all 60,000), batch 128: fused 784-128-10 SGD" in page
+    assert "GFLOP/s" in page and "in QUICK mode" in page
+    assert "256 test images through 784-128-10" in text and "(4,096 images)" in text
+    assert "the kernels take" in text and "× the upload" in text
+
+
+def test_full_sizes_keep_the_committed_labels():
+    page = report.results_page(committed())
+    assert "| 10,000 test images: upload float32 into existing buffer |" in page
+    assert "| one MNIST epoch, 784-128-10, batch 128: GLSL (ModernGL) |" in page
+    assert report.epoch_label({"steps": 469}, "one MNIST epoch, x") == "one MNIST epoch, x"
+    assert report.epoch_label({"images": 512}, "one MNIST epoch, x") == "an epoch of 512 images (not all 60,000), x"
+    assert report._flops(22_500) == "22.5 TFLOP/s" and report._flops(3.14) == "3.14 GFLOP/s"
+
+
+def test_the_default_writes_beside_the_json_and_touches_nothing_tracked(tmp_path, capsys):
+    tracked = {p: p.stat().st_mtime_ns for p in (report.ROOT / "README.md", report.FULL_TABLE, report.FIGURE)}
+    path = tmp_path / "bench-mine.json"
+    path.write_text(json.dumps(quick(committed())))
+    assert report.main([str(path)]) == 0
+    assert (tmp_path / "bench-mine.md").read_text().startswith("# Results")
+    assert (tmp_path / "bench-mine.png").stat().st_size > 10_000
+    assert "--write-committed rewrites those" in capsys.readouterr().out
+    assert all(p.stat().st_mtime_ns == t for p, t in tracked.items()), "a tracked file was written"
+
+
+def test_the_default_refuses_to_overwrite_a_tracked_file():
+    with pytest.raises(SystemExit, match="a file the course tracks"):
+        report.write_beside(report.ROOT / "notebooks" / "results" / "fused-epochs-h100.json")   # .md is tracked
+
+
+def test_help_is_help(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        report.main(["--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "--write-committed" in out and "no such file" not in out
+
+
+def test_bench_help_suggests_a_file_that_is_not_committed(capsys):
+    from helpers.bench import __main__ as bench_main
+
+    with pytest.raises(SystemExit):
+        bench_main.main(["--help"])
+    out = capsys.readouterr().out
+    assert "bench-mine.json" in out and "bench-h100.json" not in out
+    assert report._tracked(report.ROOT / "notebooks" / "results" / "bench-h100.json")
+    assert not report._tracked(report.ROOT / "notebooks" / "results" / "bench-mine.json")
+
+
+class _Info:
+    def __init__(self, renderer):
+        self.info = {"GL_RENDERER": renderer}
+
+
+def test_bench_warns_at_once_about_full_sizes_on_a_software_renderer():
+    from helpers.bench import __main__ as bench_main
+
+    note = bench_main.software_note(_Info("llvmpipe (LLVM 15.0.6, 256 bits)"), quick=False)
+    assert "QUICK=1" in note and "software renderer" in note
+    assert bench_main.software_note(_Info("llvmpipe (LLVM 15.0.6, 256 bits)"), quick=True) == ""
+    assert bench_main.software_note(_Info("NVIDIA H100 80GB HBM3/PCIe/SSE2"), quick=False) == ""

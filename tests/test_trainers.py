@@ -233,3 +233,58 @@ def test_wrong_inputs_are_explained(ctx):
             cls(ctx, params).train(1, progress=False)
         with pytest.raises(KeyError, match="add_eval_set"):
             cls(ctx, params, images, labels).accuracy("test")
+
+
+# --- predict takes images as well as an evaluation set's name; a saved net says where it came from ---
+
+@pytest.mark.parametrize("cls", TRAINERS)
+def test_predict_takes_uint8_images_as_well_as_a_set_name(ctx, cls):
+    trainer, params, images, labels = make(ctx, cls)
+    extra, extra_labels = toy(seed=12, n=41)
+    trainer.add_eval_set("test", extra, extra_labels)
+    by_name = trainer.predict("test")
+    assert np.array_equal(trainer.predict(extra), by_name)
+    assert np.array_equal(trainer.predict(extra.reshape(-1, 28, 28)), by_name)
+    assert trainer.predict(extra[5].reshape(28, 28)).tolist() == [by_name[5]]     # one image
+    assert np.array_equal(trainer.predict(extra[:3]), by_name[:3])               # replaces the last ones given
+    assert sorted(trainer.eval_sets) == sorted(["train", "test", trainer.GIVEN])
+    with pytest.raises(TypeError, match="raw uint8 images"):
+        trainer.predict(data.normalise(extra))
+    with pytest.raises(ValueError, match="783 pixels each"):
+        trainer.predict(extra[:, :-1])
+    with pytest.raises(TypeError, match="named by a str"):
+        trainer.predict(3)
+    with pytest.raises(KeyError, match="or pass uint8 images to predict"):
+        trainer.predict("validation")
+    with pytest.raises(TypeError, match="accuracy takes the name"):
+        trainer.accuracy(extra)
+
+
+@pytest.mark.parametrize("cls", TRAINERS)
+def test_save_stores_provenance_and_load_returns_it(ctx, cls, tmp_path, monkeypatch):
+    monkeypatch.setenv("QUICK", "1")
+    trainer, *_ = make(ctx, cls)
+    extra, extra_labels = toy(seed=13, n=50)
+    trainer.add_eval_set("test", extra, extra_labels)
+    trainer.train(2, progress=False, evaluate=())
+    path = trainer.save(tmp_path / "net.npz")
+    params, provenance = load_params(path, provenance=True)
+    assert provenance == {"mode": "QUICK", "epochs": 2, "train_images": N, "test_images": 50,
+                          "test_accuracy": trainer.accuracy("test"), "card": gl.card(ctx)}
+    assert set(load_params(path)) == {"W1", "b1", "W2", "b2"}       # without provenance=True: the params, as before
+    monkeypatch.setenv("QUICK", "0")
+    assert load_params(trainer.save(tmp_path / "full.npz"), provenance=True)[1]["mode"] == "FULL"
+    bare = cls(ctx, params)                                          # no training, no test set
+    assert load_params(bare.save(tmp_path / "bare"), provenance=True)[1]["test_accuracy"] is None
+
+
+def test_provenance_is_optional_and_checked(tmp_path):
+    params = reference.init_params(784, 16, 10, seed=0)
+    np.savez(tmp_path / "plain.npz", **params)
+    assert load_params(tmp_path / "plain.npz", provenance=True)[1] is None
+    np.savez(tmp_path / "bad.npz", **params, provenance=np.frombuffer(b"[1, 2]", np.uint8))
+    with pytest.raises(KeyError, match="not a JSON object"):
+        load_params(tmp_path / "bad.npz", provenance=True)
+    np.savez(tmp_path / "objects.npz", **params, provenance=np.array([{"mode": "FULL"}], dtype=object))
+    with pytest.raises(KeyError, match="cannot be read as an .npz of number arrays"):
+        load_params(tmp_path / "objects.npz", provenance=True)   # nothing is unpickled
