@@ -113,11 +113,11 @@ def test_main_rows_and_other_uploads():
     assert bench_inference.other_uploads(rows[:1]) is None
 
 
-def test_mapped_output_seconds_times_both_buffers(ctx, rng):
+def test_mapped_output_timings_times_both_buffers(ctx, rng):
     from helpers import inference, timing
     params = reference.init_params(seed=0)
     fwd = inference.BatchedForward(ctx, params, 16)
     fwd.upload(rng.random((16, 784), dtype=np.float32))
-    plain, mapped = inference.mapped_output_seconds(fwd, timing.Clock(ctx), 16, reads=2, repeat=2)
-    assert plain > 0 and mapped > 0
+    plain, mapped = inference.mapped_output_timings(fwd, timing.Clock(ctx), 16, reads=2, repeat=3)
+    assert plain.median > 0 and mapped.median > 0 and len(plain.samples) == len(mapped.samples) == 3
     fwd.release()
