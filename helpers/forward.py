@@ -153,3 +153,17 @@ def time_one_sample(fwd: Forward, X, clock: timing.Clock, repeat: int = 1000,
             phases.add(name, seconds, "wall clock")
         phases.add("kernel", kernel, clock.source)
     return phases
+
+
+# --- notebook 02's sentence on allocating every call (tests/test_verdicts_nb0304.py) ---------------------------
+
+def allocating_verdict(allocating: timing.Timing, staged: timing.Timing) -> timing.Verdict:
+    """allocating: one sample with new buffers and a direct read of the output buffer on every call;
+    staged: fwd.predict (buffers allocated once, transfers through the staging buffer). Three outcomes."""
+    v = timing.versus(allocating, staged, "new buffers and a direct read on every call",
+                      "fwd.predict's reused buffers and staging copies")
+    why = {timing.A_FASTER: ": for one sample on this driver the staging path's extra GPU copies cost more than "
+                            "allocating does, so what it buys is order, not speed",
+           timing.B_FASTER: ": allocating and mapping on every call cost more than the staging copies",
+           timing.SAME: ": for one sample neither way is faster here"}[v.outcome]
+    return timing.Verdict(f"{v}{why}.", v.outcome)

@@ -129,3 +129,15 @@ def test_occupancy_verdict_three_sides():
     assert other.outcome == "something else" and "something else (registers)" in other
     same = matmul.occupancy_verdict(held_base=2, held_deep=2, held_padded=2)
     assert same.outcome == "not limited" and "as many groups" in same
+
+
+# --- notebook 02: new buffers and a direct read against the staging path ---------------------------------
+
+def test_allocating_verdict_three_sides():
+    from helpers import forward
+    faster = forward.allocating_verdict(allocating=t(100e-6), staged=t(140e-6))
+    assert faster.outcome == timing.A_FASTER and "order, not speed" in faster and "1.4× faster" in faster
+    slower = forward.allocating_verdict(allocating=t(200e-6), staged=t(140e-6))
+    assert slower.outcome == timing.B_FASTER and "cost more than the staging copies" in slower
+    level = forward.allocating_verdict(allocating=t(140e-6), staged=t(141e-6))
+    assert level.outcome == timing.SAME and "neither way is faster" in level
