@@ -141,3 +141,21 @@ def test_allocating_verdict_three_sides():
     assert slower.outcome == timing.B_FASTER and "cost more than the staging copies" in slower
     level = forward.allocating_verdict(allocating=t(140e-6), staged=t(141e-6))
     assert level.outcome == timing.SAME and "neither way is faster" in level
+
+
+# --- notebook 04: shares of cuBLAS above 100 % get their sentence ----------------------------------------
+
+def test_cublas_share_notes_both_kinds():
+    from helpers.bench import matmul as bench_matmul
+
+    def row(impl, n, seconds):
+        return {"impl": impl, "size": n, "seconds": seconds, "gflops": 2 * n ** 3 / seconds / 1e9}
+    rows = [row("cuBLAS fp32 (torch, TF32 off)", 256, 20e-6), row("matmul_1_naive", 256, 14e-6),
+            row("cuBLAS fp32 (torch, TF32 off)", 512, 15e-6), row("matmul_8_splitk", 512, 12e-6),
+            row("matmul_2_tiled", 512, 20e-6),
+            row("cuBLAS fp32 (torch, TF32 off)", 4096, 3e-3), row("matmul_9_interior", 4096, 3.5e-3)]
+    notes = bench_matmul.cublas_share_notes(rows)
+    assert [v.outcome for v in notes] == [bench_matmul.OVERHEAD, bench_matmul.UNDER_PEAK]
+    assert "At 256³" in notes[0] and "matmul_1_naive 143%" in notes[0] and "launching" in notes[0]
+    assert "At 512³" in notes[1] and "matmul_8_splitk 125%" in notes[1] and "matmul_2_tiled" not in notes[1]
+    assert bench_matmul.cublas_share_notes([row("matmul_1_naive", 256, 1.0)]) == []

@@ -315,6 +315,39 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+LAUNCH_BOUND = 0.25   # cuBLAS below this share of its own best speed in the run: its time is mostly the call
+OVERHEAD, UNDER_PEAK = "cuBLAS mostly launch overhead", "cuBLAS below its best"
+
+
+def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
+    """One sentence per size at which some rung's median beats cuBLAS's (a share above 100 % in table()):
+    what that share means, from cuBLAS's own speed at that size against its best in the run. Below
+    LAUNCH_BOUND of its best, cuBLAS's time is mostly the fixed cost of a call (OVERHEAD); else UNDER_PEAK."""
+    blas = {r["size"]: r for r in rows if r["impl"].startswith("cuBLAS")}
+    if not blas:
+        return []
+    best = max(r["gflops"] for r in blas.values())
+    notes = []
+    for n in sorted(blas):
+        over = {r["impl"]: blas[n]["seconds"] / r["seconds"] for r in rows
+                if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS
+                and r["seconds"] < blas[n]["seconds"]}
+        if not over:
+            continue
+        names = ", ".join(f"{impl} {share:.0%}" for impl, share in over.items())
+        own = blas[n]["gflops"] / best
+        head = (f"At {n}³ cuBLAS took {blas[n]['seconds'] * 1e6:.3g} µs a call, {own:.0%} of its own best speed in "
+                f"this run, and {names} of its speed")
+        if own < LAUNCH_BOUND:
+            notes.append(timing.Verdict(head + ": at this size cuBLAS's time is mostly the fixed cost of a call "
+                                        "(issuing it from PyTorch and launching its kernel), so a share above 100 % "
+                                        "says that rung's call costs less, not that its arithmetic is faster.", OVERHEAD))
+        else:
+            notes.append(timing.Verdict(head + ": cuBLAS is far from its best at this size too, so the rung beats a "
+                                        "cuBLAS that does not fill this GPU here, not cuBLAS at its best.", UNDER_PEAK))
+    return notes
+
+
 LIMIT_SIZES = (1024, 2048, 4096)   # the sizes where the fastest rung is set against cuBLAS fp32
 
 
