@@ -86,10 +86,15 @@ def rung_sample(ctx, kernel, A, B, C, clock):
     return lambda: clock.kernel(dispatches) / calls
 
 
-def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> timing.Timing:
+def rung_timing(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> timing.Timing:
     """A timing.Timing of one dispatch of `kernel` (C = A @ B, with its barrier): `repeat` streams of
     streamed(ctx) back-to-back dispatches, each timed by `clock`, divided by the dispatches."""
     return timing.measure(rung_sample(ctx, kernel, A, B, C, clock), repeat, warmup, clock=clock.source)
+
+
+def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> float:
+    """The median of rung_timing, in seconds."""
+    return rung_timing(ctx, kernel, A, B, C, clock, repeat, warmup).median
 
 
 def streamed(ctx) -> int:
