@@ -341,14 +341,15 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
             continue
         names = ", ".join(f"{impl} {share:.0%}" for impl, share in over.items())
         own = blas[n]["gflops"] / best
-        head = (f"At {n}³ cuBLAS took {blas[n]['seconds'] * 1e6:.3g} µs a call, {own:.0%} of its own best speed in "
-                f"this run, and {names} of its speed")
+        head = f"At {n}³ cuBLAS took {blas[n]['seconds'] * 1e6:.3g} µs a call and {names} of its speed"
         if own < LAUNCH_BOUND:
-            notes.append(timing.Verdict(head + ": at this size cuBLAS's time is mostly the fixed cost of a call "
-                                        "(issuing it from PyTorch and launching its kernel), so a share above 100 % "
-                                        "says that rung's call costs less, not that its arithmetic is faster.", OVERHEAD))
+            notes.append(timing.Verdict(head + ": at its best speed cuBLAS's arithmetic would take "
+                                        f"{own:.0%} of that time, the rest being the fixed cost of a call (issuing "
+                                        "it from PyTorch, launching its kernel) on a GPU this size does not fill, so a "
+                                        "share above 100 % says that rung costs less per call here, not that its "
+                                        "arithmetic is faster.", OVERHEAD))
         else:
-            notes.append(timing.Verdict(head + ": cuBLAS is far from its best at this size too, so the rung beats a "
+            notes.append(timing.Verdict(head + f": cuBLAS ran at {own:.0%} of its own best speed in this run, far from its best at this size too, so the rung beats a "
                                         "cuBLAS that does not fill this GPU here, not cuBLAS at its best.", UNDER_PEAK))
     return notes
 
