@@ -185,15 +185,25 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
     return rows
 
 
+def _cell(row: dict, key: str) -> str:
+    """One sweep figure in µs: 'median (low–high)' where the row has its Timing, else the median."""
+    t = row.get("timings", {}).get(key)
+    if t is None:
+        return f"{row[key] * 1e6:.0f}"
+    return f"{t.median * 1e6:.0f} ({t.low * 1e6:.0f}–{t.high * 1e6:.0f})"
+
+
 def sweep_table(rows: list[dict]) -> str:
-    """The sweep as text: µs per batch per phase, GPU total against NumPy."""
-    lines = [f"{'batch':>6s} {'upload':>9s} {'kernel':>9s} {'readback':>9s} {'GPU total':>10s} {'NumPy':>9s}  faster"]
+    """The sweep as text: µs per batch per phase (median and 20–80 % band), GPU total against NumPy."""
+    keys = ("upload", "kernel", "readback", "total", "numpy")
+    head = {"upload": "upload", "kernel": "kernel", "readback": "readback", "total": "GPU total", "numpy": "NumPy"}
+    width = max(10, *(len(_cell(r, k)) + 1 for r in rows for k in keys))
+    lines = [f"{'batch':>6s}" + "".join(f"{head[k]:>{width}s}" for k in keys) + "  faster"]
     for r in rows:
-        lines.append(f"{r['batch']:>6d} " + " ".join(f"{r[k] * 1e6:>8.0f}µ" for k in ("upload", "kernel", "readback"))
-                     + f" {r['total'] * 1e6:>9.0f}µ {r['numpy'] * 1e6:>8.0f}µ  "
+        lines.append(f"{r['batch']:>6d}" + "".join(f"{_cell(r, k):>{width}s}" for k in keys) + "  "
                      + {timing.A_FASTER: "GPU", timing.B_FASTER: "NumPy"}.get(ahead(r), "same"))
-    lines.append(f"(µs per batch, medians; kernel: {rows[0]['clock']}; the others: wall clock; faster: beyond "
-                 "the 20–80 % bands, else the same within the noise)")
+    lines.append(f"(µs per batch: median (20–80 %); kernel: {rows[0]['clock']}; the others: wall clock; faster: "
+                 "beyond both bands, else the same within the noise)")
     return "\n".join(lines)
 
 
@@ -214,7 +224,8 @@ def crossover(rows: list[dict]):
 
 
 def plot_sweep(rows: list[dict], title: str = ""):
-    """Seconds per batch against batch size, log axes: the GPU's phases, its total, and NumPy."""
+    """µs per batch against batch size, log axes: the GPU's phases, its total, and NumPy, each median with its
+    20–80 % band where the rows have their timings."""
     import matplotlib.pyplot as plt
 
     from .plots import PHASE_COLOURS
@@ -224,8 +235,11 @@ def plot_sweep(rows: list[dict], title: str = ""):
     for key, style, marker in (("upload", ":", "s"), ("kernel", ":", "^"), ("readback", ":", "v"), ("total", "-", "o"),
                                ("numpy", "-", "D")):
         label = {"total": "GPU total (wall clock)", "numpy": "NumPy (CPU)"}.get(key, f"GPU {key}")
-        ax.plot(batches, [r[key] * 1e6 for r in rows], style, marker=marker, label=label,
-                color=PHASE_COLOURS.get(key, "black"))
+        colour = PHASE_COLOURS.get(key, "black")
+        ax.plot(batches, [r[key] * 1e6 for r in rows], style, marker=marker, label=label, color=colour)
+        if all("timings" in r for r in rows):     # the 20–80 % band of each point
+            ax.fill_between(batches, [r["timings"][key].low * 1e6 for r in rows],
+                            [r["timings"][key].high * 1e6 for r in rows], color=colour, alpha=0.15)
     where = crossover(rows)
     if where:
         ax.axvline(where, color="grey", alpha=0.5)

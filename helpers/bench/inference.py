@@ -372,19 +372,22 @@ def other_uploads(rows: list[dict]) -> str | None:
 
 
 def table(rows: list[dict], full: bool = True) -> str:
-    """The rows as text: ms, GB/s and share of the pinned-copy ceiling; full=False: no lines after the
+    """The rows as text: ms (median and 20–80 % band, where the row has one), GB/s and share of the pinned-copy
+    ceiling; full=False: no lines after the
     ceiling's note (the fastest upload, the mapped buffer's and the CPU copy's shares of the ceiling)."""
     get = {r["what"]: r for r in rows}
     ceiling = get.get(CEILING, {}).get("seconds")       # older runs have none
     width = max([60] + [len(r["what"]) for r in rows])      # the widest row name sets the first column
-    lines = [f"{'phase':<{width}s} {'ms':>9s} {'GB/s':>7s} {'ceiling':>8s}  clock"]
+    lines = [f"{'phase':<{width}s} {'ms (20–80 %)':>30s} {'GB/s':>7s} {'ceiling':>8s}  clock"]
     for r in rows:
         if r["seconds"] is None:
-            lines.append(f"{r['what']:<{width}s} {'':>9s} {'':>7s} {'':>8s}  {r['clock']}")
+            lines.append(f"{r['what']:<{width}s} {'':>30s} {'':>7s} {'':>8s}  {r['clock']}")
             continue
         gbps = f"{r['gbps']:7.2f}" if "gbps" in r else f"{'':>7s}"
         share = f"{r['gbps'] / get[CEILING]['gbps']:8.0%}" if ceiling and "gbps" in r else f"{'':>8s}"
-        lines.append(f"{r['what']:<{width}s} {r['seconds'] * 1e3:9.3f} {gbps} {share}  {r['clock']}")
+        took = timing.Timing.from_row(r, "seconds", 1.0)    # no band stored: the median alone
+        ms = took.text("ms") if "seconds_low" in r else f"{r['seconds'] * 1e3:.3f}"
+        lines.append(f"{r['what']:<{width}s} {ms:>30s} {gbps} {share}  {r['clock']}")
     best = fastest_upload(rows)
     if ceiling:
         lines.append(f"(ceiling: each row's GB/s as a share of {CEILING}, {get[CEILING]['gbps']:.2f} GB/s, same bytes, same run)")
