@@ -121,18 +121,23 @@ class Forward:
             array.release()
 
 
-def time_one_sample(fwd: Forward, X, clock: timing.Clock, repeat: int = 1000, warmup: int = 20) -> timing.Phases:
+def time_one_sample(fwd: Forward, X, clock: timing.Clock, repeat: int = 1000,
+                    warmup: float | None = None) -> timing.Phases:
     """One sample at a time through `fwd` (a different row of X each time), every phase timed apart.
 
     Wall clock: python (make the input row, argmax), upload (fwd.upload: staging write and GPU copy),
     dispatch (issue both layers and their barriers), sync (ctx.finish: wait for the GPU), readback
     (fwd.read: GPU copy to staging, then read), total (their sum),
     and predict() (the plain `fwd.predict` call). `clock` (a GPU timer query where trustworthy): kernel,
-    the two dispatches alone, in a separate run. Returns medians-ready samples; the first `warmup`
-    rounds are not kept.
+    the two dispatches alone, in a separate run. Every phase of a round is taken in turn, so drift falls on
+    all alike. Rounds run untimed for `warmup` seconds first (timing.warm_up; default: timing's warm-up).
+    Returns the samples of every phase (phases.timing(name) is a timing.Timing).
     """
     phases = timing.Phases()
-    for i in range(warmup + repeat):
+    row = iter(range(10 ** 9))
+    timing.warm_up(lambda: fwd.predict(np.ascontiguousarray(X[next(row) % len(X)], dtype=np.float32)[None]),
+                   warmup, finish=fwd.ctx.finish)
+    for i in range(repeat):
         t0 = perf_counter()
         x = np.ascontiguousarray(X[i % len(X)], dtype=np.float32)[None]
         t1 = perf_counter(); fwd.upload(x)                             # noqa: E702
@@ -143,10 +148,22 @@ def time_one_sample(fwd: Forward, X, clock: timing.Clock, repeat: int = 1000, wa
         t6 = perf_counter()
         kernel = clock.kernel(lambda: fwd.dispatch(1))
         t7 = perf_counter(); fwd.predict(x); t8 = perf_counter()       # noqa: E702
-        if i < warmup:
-            continue
         for name, seconds in [("python", t1 - t0 + t6 - t5), ("upload", t2 - t1), ("dispatch", t3 - t2),
                               ("sync", t4 - t3), ("readback", t5 - t4), ("total", t6 - t0), ("predict()", t8 - t7)]:
             phases.add(name, seconds, "wall clock")
         phases.add("kernel", kernel, clock.source)
     return phases
+
+
+# --- notebook 02's sentence on allocating every call (tests/test_verdicts_nb0304.py) ---------------------------
+
+def allocating_verdict(allocating: timing.Timing, staged: timing.Timing) -> timing.Verdict:
+    """allocating: one sample with new buffers and a direct read of the output buffer on every call;
+    staged: fwd.predict (buffers allocated once, transfers through the staging buffer). Three outcomes."""
+    v = timing.versus(allocating, staged, "new buffers and a direct read on every call",
+                      "fwd.predict's reused buffers and staging copies")
+    why = {timing.A_FASTER: ": for one sample on this driver the staging path's extra GPU copies cost more than "
+                            "allocating does, so what it buys is order, not speed",
+           timing.B_FASTER: ": allocating and mapping on every call cost more than the staging copies",
+           timing.SAME: ": for one sample neither way is faster here"}[v.outcome]
+    return timing.Verdict(f"{v}{why}.", v.outcome)

@@ -15,18 +15,16 @@ with packed=True the first layer is glsl/dense_4_u8.comp, which reads uint8 pixe
 Why a staging buffer for the logits: a driver may move a buffer the CPU maps to read it into host memory,
 and then every shader write to it crosses PCIe. So the output layer writes `Y`, which stays on the GPU, and
 `read` copies it (glCopyBufferSubData, on the GPU) into `Y_host`, the only buffer the CPU reads;
-mapped_output_seconds measures the difference on this driver.
+mapped_output_timings measures the difference on this driver.
 """
 
 from __future__ import annotations
 
-import statistics
 from time import perf_counter
 
 import numpy as np
 
 from . import gl, reference, timing
-from .findings import times
 
 SHADERS = {False: "dense_3_tiled.comp", True: "dense_4_u8.comp"}
 
@@ -125,11 +123,11 @@ class BatchedForward:
             array.release()
 
 
-def mapped_output_seconds(fwd: BatchedForward, clock: timing.Clock, n: int, reads: int = 20,
-                          repeat: int = 20) -> tuple[float, float]:
-    """The output layer's kernel seconds at n rows into fwd.Y, a buffer the CPU never maps, and into a second
-    buffer of the same size that the CPU has read `reads` times by mapping it (moderngl's buffer.read maps),
-    the way a reader would read logits without a staging buffer. Medians of `repeat` after warm-up."""
+def mapped_output_timings(fwd: BatchedForward, clock: timing.Clock, n: int, reads: int = 20,
+                          repeat: int = 20) -> tuple[timing.Timing, timing.Timing]:
+    """Timings of the output layer's kernel at n rows into fwd.Y, a buffer the CPU never maps, and into a
+    second buffer of the same size that the CPU has read `reads` times by mapping it (moderngl's buffer.read
+    maps), the way a reader would read logits without a staging buffer. Interleaved repeats after warm-up."""
     kernel, (A1, W2, b2, _), K, N = fwd.layers[1]
     fwd._check_rows(n)
     mapped = gl.empty(fwd.ctx, fwd.Y.shape, name="logits (mapped by the CPU)")
@@ -141,30 +139,36 @@ def mapped_output_seconds(fwd: BatchedForward, clock: timing.Clock, n: int, read
     for _ in range(reads):
         layer(mapped)
         mapped.buffer.read()             # a map of the buffer the kernel just wrote
-    seconds = [timing.median_seconds(lambda: clock.kernel(lambda: layer(out)), repeat=repeat, warmup=2)
-               for out in (fwd.Y, mapped)]
+    took = timing.measure_interleaved({"never mapped": lambda: clock.kernel(lambda: layer(fwd.Y)),
+                                       "mapped": lambda: clock.kernel(lambda: layer(mapped))},
+                                      repeat=repeat, clock=clock.source)
     mapped.release()
-    return seconds[0], seconds[1]
+    return took["never mapped"], took["mapped"]
+
+
+PHASES = ("upload", "kernel", "readback", "total", "numpy")
 
 
 def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_float=None,
-          repeat: int = 5) -> list[dict]:
+          repeat: int = 15) -> list[dict]:
     """Per batch size: upload, kernel, readback and end-to-end seconds on the GPU, and NumPy's forward.
 
-    Medians of `repeat` rounds after one warm-up. upload and readback: wall clock around the call and a
-    ctx.finish(); kernel: `clock` (GPU timer query where trustworthy); total: one wall-clock round of
-    upload, dispatch, read and argmax; numpy: reference.forward + argmax on the same rows (float32).
+    One warm-up by time (timing.warm_up), then `repeat` rounds per size, each round taking every phase once
+    in turn (interleaved, so drift falls on all alike). Each row holds the medians under the phase names and
+    the whole distributions under "timings" ({phase: timing.Timing}). upload and readback: wall clock around
+    the call and a ctx.finish(); kernel: `clock` (GPU timer query where trustworthy); total: one wall-clock
+    round of upload, dispatch, read and argmax; numpy: reference.forward + argmax on the same rows (float32).
     X_float: the float32 rows NumPy uses when fwd is packed (X holds the packed words).
     """
-    from .matmul import warm_up
-
     X_float = X if X_float is None else X_float
-    warm_up(fwd.ctx, lambda: fwd.dispatch(min(len(X), fwd.capacity)), 0.2)   # an idle GPU starts at low clocks
+    biggest = min(len(X), fwd.capacity)
+    timing.warm_up(lambda: (fwd.predict(X[:biggest]), reference.forward(params, X_float[:biggest])),
+                   finish=fwd.ctx.finish)    # an idle GPU starts at low clocks
     rows = []
     for n in sizes:
         x, xf = X[:n], X_float[:n]
-        samples = {"upload": [], "kernel": [], "readback": [], "total": [], "numpy": []}
-        for r in range(repeat + 1):
+        samples = {k: [] for k in PHASES}
+        for r in range(repeat):
             samples["upload"].append(clock.wall(lambda: fwd.upload(x)))
             samples["kernel"].append(clock.kernel(lambda: fwd.dispatch(n)))
             fwd.ctx.finish()
@@ -174,29 +178,54 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
             start = perf_counter()
             reference.forward(params, xf)[0].argmax(axis=1)
             samples["numpy"].append(perf_counter() - start)
-        row = {"batch": n, **{k: statistics.median(v[1:]) for k, v in samples.items()}, "clock": clock.source}
-        rows.append(row)
+        timings = {k: timing.Timing(tuple(v), clock.source if k == "kernel" else timing.WALL)
+                   for k, v in samples.items()}
+        rows.append({"batch": n, **{k: t.median for k, t in timings.items()}, "timings": timings,
+                     "clock": clock.source})
     return rows
 
 
+def _cell(row: dict, key: str) -> str:
+    """One sweep figure in µs: 'median (low–high)' where the row has its Timing, else the median."""
+    t = row.get("timings", {}).get(key)
+    if t is None:
+        return f"{row[key] * 1e6:.0f}"
+    return f"{t.median * 1e6:.0f} ({t.low * 1e6:.0f}–{t.high * 1e6:.0f})"
+
+
 def sweep_table(rows: list[dict]) -> str:
-    """The sweep as text: µs per batch per phase, GPU total against NumPy."""
-    lines = [f"{'batch':>6s} {'upload':>9s} {'kernel':>9s} {'readback':>9s} {'GPU total':>10s} {'NumPy':>9s}  faster"]
+    """The sweep as text: µs per batch per phase (median and 20–80 % band), GPU total against NumPy."""
+    keys = ("upload", "kernel", "readback", "total", "numpy")
+    head = {"upload": "upload", "kernel": "kernel", "readback": "readback", "total": "GPU total", "numpy": "NumPy"}
+    width = max(10, *(len(_cell(r, k)) + 1 for r in rows for k in keys))
+    lines = [f"{'batch':>6s}" + "".join(f"{head[k]:>{width}s}" for k in keys) + "  faster"]
     for r in rows:
-        lines.append(f"{r['batch']:>6d} " + " ".join(f"{r[k] * 1e6:>8.0f}µ" for k in ("upload", "kernel", "readback"))
-                     + f" {r['total'] * 1e6:>9.0f}µ {r['numpy'] * 1e6:>8.0f}µ  "
-                     + ("GPU" if r["total"] < r["numpy"] else "NumPy"))
-    lines.append(f"(µs per batch; kernel: {rows[0]['clock']}; the others: wall clock)")
+        lines.append(f"{r['batch']:>6d}" + "".join(f"{_cell(r, k):>{width}s}" for k in keys) + "  "
+                     + {timing.A_FASTER: "GPU", timing.B_FASTER: "NumPy"}.get(ahead(r), "same"))
+    lines.append(f"(µs per batch: median (20–80 %); kernel: {rows[0]['clock']}; the others: wall clock; faster: "
+                 "beyond both bands, else the same within the noise)")
     return "\n".join(lines)
 
 
+def ahead(row: dict) -> str:
+    """timing.compare of the GPU's total against NumPy in one sweep row: A_FASTER when the GPU is ahead
+    beyond the noise, B_FASTER when NumPy is, SAME otherwise (rows without timings: by their medians)."""
+    if "timings" in row:
+        return timing.compare(row["timings"]["total"], row["timings"]["numpy"])
+    return timing.compare(timing.Timing((row["total"],)), timing.Timing((row["numpy"],)))
+
+
 def crossover(rows: list[dict]):
-    """The smallest batch size at which the GPU's total beats NumPy, or None."""
-    return next((r["batch"] for r in rows if r["total"] < r["numpy"]), None)
+    """The smallest batch size from which on the GPU's total beats NumPy beyond the noise, or None."""
+    for i, r in enumerate(rows):
+        if all(ahead(later) == timing.A_FASTER for later in rows[i:]):
+            return r["batch"]
+    return None
 
 
 def plot_sweep(rows: list[dict], title: str = ""):
-    """Seconds per batch against batch size, log axes: the GPU's phases, its total, and NumPy."""
+    """µs per batch against batch size, log axes: the GPU's phases, its total, and NumPy, each median with its
+    20–80 % band where the rows have their timings."""
     import matplotlib.pyplot as plt
 
     from .plots import PHASE_COLOURS
@@ -206,8 +235,11 @@ def plot_sweep(rows: list[dict], title: str = ""):
     for key, style, marker in (("upload", ":", "s"), ("kernel", ":", "^"), ("readback", ":", "v"), ("total", "-", "o"),
                                ("numpy", "-", "D")):
         label = {"total": "GPU total (wall clock)", "numpy": "NumPy (CPU)"}.get(key, f"GPU {key}")
-        ax.plot(batches, [r[key] * 1e6 for r in rows], style, marker=marker, label=label,
-                color=PHASE_COLOURS.get(key, "black"))
+        colour = PHASE_COLOURS.get(key, "black")
+        ax.plot(batches, [r[key] * 1e6 for r in rows], style, marker=marker, label=label, color=colour)
+        if all("timings" in r for r in rows):     # the 20–80 % band of each point
+            ax.fill_between(batches, [r["timings"][key].low * 1e6 for r in rows],
+                            [r["timings"][key].high * 1e6 for r in rows], color=colour, alpha=0.15)
     where = crossover(rows)
     if where:
         ax.axvline(where, color="grey", alpha=0.5)
@@ -222,30 +254,50 @@ def plot_sweep(rows: list[dict], title: str = ""):
 # --- the sentences notebook 03 prints from its numbers (tests/test_verdicts_nb0304.py) -------------------
 
 MAPPED_SLOWER = 1.2   # a kernel this much slower (or more) into a buffer the CPU mapped: the driver moved it
+GPU_FROM, NUMPY_EVERYWHERE = "gpu ahead from a batch size", "numpy ahead or level at every batch size"
 
 
-def crossover_sentence(rows: list[dict]) -> str:
+def crossover_sentence(rows: list[dict]) -> timing.Verdict:
+    """Where the GPU's total beats NumPy beyond the noise from that batch size on; the batch sizes where
+    the two are the same within the noise are named. Outcome GPU_FROM or NUMPY_EVERYWHERE."""
+    level = [r["batch"] for r in rows if ahead(r) == timing.SAME]
+    tail = (f" (at {', '.join(map(str, level))} images the two are the same within the noise measured)"
+            if level else "")
     where = crossover(rows)
-    return f"the GPU is ahead of NumPy from a batch of {where}" if where else "NumPy is ahead at every batch size here"
+    if where:
+        return timing.Verdict(f"the GPU is ahead of NumPy from a batch of {where}{tail}", GPU_FROM)
+    return timing.Verdict(f"NumPy is ahead or level at every batch size here{tail}", NUMPY_EVERYWHERE)
 
 
-def staging_upload_verdict(staged: float, direct: float) -> str:
-    """staged: seconds of an upload through a staging buffer plus a GPU copy; direct: buffer.write into the
-    kernel's own buffer, the same bytes."""
-    text = f"an upload through a staging buffer and a GPU copy is {times(staged, direct)} than buffer.write"
-    if staged > direct:
-        return text + " straight into the kernel's buffer: the staging buffer adds a second copy."
-    return text + " here: this driver's direct write costs more than the extra copy."
+def staging_upload_verdict(staged: timing.Timing, direct: timing.Timing) -> timing.Verdict:
+    """staged: an upload through a staging buffer plus a GPU copy; direct: buffer.write into the kernel's own
+    buffer, the same bytes. Three outcomes (timing.compare, staged as A)."""
+    v = timing.versus(staged, direct, "an upload through a staging buffer and a GPU copy",
+                      "buffer.write straight into the kernel's buffer")
+    why = {timing.A_FASTER: ": this driver's direct write costs more than the extra copy",
+           timing.B_FASTER: ": the staging buffer adds a second copy",
+           timing.SAME: ": for uploads the staging buffer neither costs nor saves here"}[v.outcome]
+    return timing.Verdict(f"{v}{why}.", v.outcome)
 
 
-def mapped_output_verdict(unmapped: float, mapped: float) -> str:
-    """unmapped: seconds of the output layer writing a buffer the CPU never maps; mapped: writing one the CPU
-    has read by mapping it. MAPPED_SLOWER or more counts as moved."""
-    if unmapped <= 0 or mapped <= 0:
-        raise ValueError(f"times need positive durations, got {unmapped} and {mapped}")
-    ratio = mapped / unmapped
-    head = (f"the output layer writing a buffer the CPU had mapped took {ratio:.2f}× the time of the same "
-            "layer writing a buffer the CPU never touches")
-    if ratio >= MAPPED_SLOWER:
-        return head + ": the driver moved the mapped buffer where the CPU reads it, and the kernel pays."
-    return head + ": this driver left it in place this time (its placement rules are not documented)."
+MOVED, IN_PLACE, MAPPED_FASTER = "mapped buffer slower", "no difference", "mapped buffer faster"
+
+
+def mapped_output_verdict(unmapped: timing.Timing, mapped: timing.Timing) -> timing.Verdict:
+    """unmapped: the output layer writing a buffer the CPU never maps; mapped: writing one the CPU has read by
+    mapping it. MOVED when the mapped buffer's band lies above and its median is MAPPED_SLOWER× or more;
+    MAPPED_FASTER the other way round (beyond the noise); else IN_PLACE."""
+    if unmapped.median <= 0 or mapped.median <= 0:
+        raise ValueError(f"times need positive durations, got {unmapped.median} and {mapped.median}")
+    ratio = mapped.median / unmapped.median
+    head = (f"the output layer writing a buffer the CPU had mapped took {mapped.text()}, {ratio:.2f}× the "
+            f"{unmapped.text()} of the same layer writing a buffer the CPU never touches")
+    outcome = timing.compare(unmapped, mapped, margin=MAPPED_SLOWER - 1)
+    if outcome == timing.A_FASTER:
+        return timing.Verdict(head + ": the driver moved the mapped buffer where the CPU reads it, and the "
+                              "kernel pays.", MOVED)
+    if outcome == timing.B_FASTER:
+        return timing.Verdict(head + ": the mapped buffer was faster beyond the noise; this driver's placement "
+                              "rules are not documented.", MAPPED_FASTER)
+    return timing.Verdict(head + ": the same within the noise measured, so this driver left it in place this "
+                          "time (its placement rules are not documented).", IN_PLACE)

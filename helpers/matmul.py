@@ -37,8 +37,7 @@ from __future__ import annotations
 
 import re
 
-from . import gl
-from .findings import times
+from . import gl, timing
 
 FASTEST = "matmul_5_pipelined.comp"   # the warm-up and reference rung of the benchmark and the tests
 
@@ -226,14 +225,15 @@ def multiply(ctx, kernel, a, b):
 CHECK_SHAPES = ((37, 70, 13), (1, 300, 77), (77, 300, 1))   # (M, K, N): no tile fits, one row, one column
 
 
-def demo(ctx, name: str, n: int, clock, rng=None) -> dict:
+def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15) -> dict:
     """Notebook 04's rhythm for one rung: check it against NumPy on CHECK_SHAPES, then time it at n³.
 
-    Prints one line each; returns {"check": bool, "seconds": median kernel seconds, "gflops": ...}.
+    Prints one line each; returns {"check": bool, "timing": a timing.Timing of one dispatch (warm-up by time,
+    `repeat` samples), "seconds": its median, "gflops": 2n³ over the median}.
     """
     import numpy as np
 
-    from . import check, timing
+    from . import check
 
     rng = rng or np.random.default_rng(0)
     kernel = load(ctx, name)
@@ -245,24 +245,18 @@ def demo(ctx, name: str, n: int, clock, rng=None) -> dict:
     print(f"{name}: matches NumPy on {shapes}: {'OK' if ok else 'MISMATCH'}")
     a, b = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
     A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (n, n), name="C")
-    warm_up(ctx, lambda: run(kernel, A, B, C, barrier=False))
-    seconds = timing.median_seconds(lambda: clock.kernel(lambda: run(kernel, A, B, C, barrier=False)),
-                                    repeat=10, warmup=1)
+    took = timing.measure(lambda: clock.kernel(lambda: run(kernel, A, B, C, barrier=False)), repeat=repeat,
+                          clock=clock.source)
     for array in (A, B, C):
         array.release()
-    gflops = 2 * n ** 3 / seconds / 1e9
-    print(f"{name}: {n}³ in {seconds * 1e3:.3f} ms = {gflops:.1f} GFLOP/s ({clock.source}, median of 10)")
-    return {"check": ok, "seconds": seconds, "gflops": gflops}
+    gflops = 2 * n ** 3 / took.median / 1e9
+    print(f"{name}: {n}³ in {took.text()} = {gflops:.1f} GFLOP/s (median and 20–80 % of {repeat}; {clock.source})")
+    return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops}
 
 
-def warm_up(ctx, fn, seconds: float = 0.3) -> None:
-    """Call fn() (GPU work) for about `seconds` of wall clock: an idle GPU runs at low clocks until busy."""
-    import time
-
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        fn()
-        ctx.finish()
+def warm_up(ctx, fn, seconds: float | None = None) -> int:
+    """timing.warm_up for GPU work: fn() then ctx.finish(), for `seconds` (default: timing's warm-up)."""
+    return timing.warm_up(fn, seconds, finish=ctx.finish)
 
 
 ASSEMBLY_KINDS = {"MAD.F32": "vec4 multiply-add", "LDS": "shared-memory read", "STS": "shared-memory write",
@@ -303,52 +297,78 @@ def _sizes(sizes) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def splitk_verdict(gains: dict) -> str:
-    """Split-K judged size by size: gains {n: matmul_8's speed / matmul_6's at n³} where it cut k into pieces.
-    A size gains when its ratio is above 1; each side is named with its own ratios."""
-    if not gains:
-        return "At no size did split-K cut k into pieces: there it is matmul_6."
-    won = {n: g for n, g in sorted(gains.items()) if g > 1}
-    lost = {n: g for n, g in sorted(gains.items()) if g <= 1}
+def splitk_verdict(timings: dict) -> timing.Verdict:
+    """Split-K judged size by size from distributions: timings {n: (matmul_6's Timing, matmul_8's Timing)} at
+    the sizes where it cut k into pieces. Outcome A_FASTER (split-K faster at every size), B_FASTER (slower
+    at every size), SAME (the same within the noise at every size) or "mixed"; each size is named on its side."""
+    if not timings:
+        return timing.Verdict("At no size did split-K cut k into pieces: there it is matmul_6.", timing.SAME)
+    side = {n: timing.compare(t8, t6) for n, (t6, t8) in sorted(timings.items())}
+    ratio = {n: t6.median / t8.median for n, (t6, t8) in timings.items()}
+
+    def at(outcome):
+        sizes = [n for n in side if side[n] == outcome]
+        return sizes, ", ".join(f"{ratio[n]:.2f}×" for n in sizes)
     parts = []
+    won, won_r = at(timing.A_FASTER)
+    lost, lost_r = at(timing.B_FASTER)
+    same, same_r = at(timing.SAME)
     if won:
-        parts.append(f"at {_sizes(won)} ({', '.join(f'{g:.2f}×' for g in won.values())} matmul_6's speed) filling "
-                     "the idle SMs pays more than the pieces' trip through memory and the second dispatch cost")
+        parts.append(f"at {_sizes(won)} ({won_r} matmul_6's speed) filling the idle SMs pays more than the "
+                     "pieces' trip through memory and the second dispatch cost")
     if lost:
-        parts.append(f"at {_sizes(lost)} ({', '.join(f'{g:.2f}×' for g in lost.values())}) the pieces' trip "
-                     "through memory and the second dispatch cost more than the idle SMs")
+        parts.append(f"at {_sizes(lost)} ({lost_r}) the pieces' trip through memory and the second dispatch "
+                     "cost more than the idle SMs")
+    if same:
+        parts.append(f"at {_sizes(same)} ({same_r}) split-K and matmul_6 take the same time within the noise "
+                     "measured")
+    outcomes = set(side.values())
     text = "; ".join(parts)
-    return text[0].upper() + text[1:] + "."
+    return timing.Verdict(text[0].upper() + text[1:] + ".", outcomes.pop() if len(outcomes) == 1 else "mixed")
 
 
-def shuffle_verdict(ratio: float) -> str:
-    """ratio: matmul_6's time with B read from shared memory over its time with subgroupShuffle."""
-    head = f"With shuffles the kernel runs at {ratio:.2f}× the speed of shared-memory reads: "
-    if ratio > 1:
-        return head + "the shuffles win here."
-    return head + ("a shuffle moves one float per instruction, a shared-memory vec4 read four, so sharing "
-                   "through registers does not pay here.")
+def shuffle_verdict(shared: timing.Timing, shuffle: timing.Timing) -> timing.Verdict:
+    """matmul_6 with B read from shared memory (the default) against B passed by subgroupShuffle."""
+    v = timing.versus(shuffle, shared, "matmul_6 with subgroupShuffle", "matmul_6 reading shared memory")
+    if v.outcome == timing.A_FASTER:
+        return timing.Verdict(f"{v}: the shuffles win here.", v.outcome)
+    why = (": a shuffle moves one float per instruction, a shared-memory vec4 read four, so sharing through "
+           "registers does not pay here.")
+    return timing.Verdict(f"{v}{why}", v.outcome)
 
 
-def rung_verdict(rung: str, before: str, n: int, ratio: float) -> str:
-    """ratio: rung's speed over before's at n³ (speeds, so above 1 is faster)."""
-    return f"At {n}³ {rung} is {times(1.0, ratio)} than {before}."
+def rung_verdict(rung: str, before: str, n: int, t_rung: timing.Timing, t_before: timing.Timing) -> timing.Verdict:
+    """One rung against the one it builds on at n³, from their timings."""
+    v = timing.versus(t_rung, t_before, rung, before)
+    return timing.Verdict(f"At {n}³ {v}.", v.outcome)
 
 
-def shared_bound_verdict(share: float) -> str:
-    """share: matmul_2's speed as a share of its shared-read ceiling; at 70 % or more the reads bind it."""
-    if share >= 0.7:
-        return ("it is bound by the number of shared-memory reads, which rung 3 cuts from 2 per FMA to 2 vec4 "
-                "reads per 16 FMAs.")
-    return "something besides the shared reads holds it back."
+BOUND, NOT_BOUND, CLOSE = "bound by shared reads", "something else", "too close to call"
+SHARED_BOUND = 0.7   # matmul_2 at 70 % or more of its shared-read ceiling: the reads bind it
 
 
-def occupancy_verdict(held_base: int, held_deep: int, held_padded: int) -> str:
+def shared_bound_verdict(low: float, high: float) -> timing.Verdict:
+    """low, high: matmul_2's speed as a share of its shared-read ceiling at the slow and the fast end of its
+    20–80 % band. Bound when even the slow end is at SHARED_BOUND or more; not when even the fast end is
+    below; else too close to call."""
+    if low >= SHARED_BOUND:
+        return timing.Verdict("it is bound by the number of shared-memory reads, which rung 3 cuts from 2 per "
+                              "FMA to 2 vec4 reads per 16 FMAs.", BOUND)
+    if high < SHARED_BOUND:
+        return timing.Verdict("something besides the shared reads holds it back.", NOT_BOUND)
+    return timing.Verdict(f"its band straddles {SHARED_BOUND:.0%} of that ceiling, too close to say whether the "
+                          "shared reads alone bind it.", CLOSE)
+
+
+def occupancy_verdict(held_base: int, held_deep: int, held_padded: int) -> timing.Verdict:
     """The groups one SM held at once: matmul_6 as committed (BK 8), with BK 16, and BK 8 padded to BK 16's
-    shared memory. Fewer for BK 16, and as few for the padded BK 8: shared memory sets the limit."""
+    shared memory. Fewer for BK 16, and as few for the padded BK 8: shared memory sets the limit. Counts,
+    not timings: outcome "not limited", "shared memory" or "something else"."""
     if held_deep >= held_base:
-        return "BK 16 keeps as many groups on an SM as BK 8: occupancy does not limit the deeper tile here."
+        return timing.Verdict("BK 16 keeps as many groups on an SM as BK 8: occupancy does not limit the deeper "
+                              "tile here.", "not limited")
     if held_padded == held_deep:
-        return ("BK 8 padded to the same shared memory drops to the same count: shared memory, not registers or "
-                "the deeper loop, is what costs BK 16 its group.")
-    return "Padding BK 8 to BK 16's shared memory does not reproduce the drop: something else (registers) limits BK 16."
+        return timing.Verdict("BK 8 padded to the same shared memory drops to the same count: shared memory, not "
+                              "registers or the deeper loop, is what costs BK 16 its group.", "shared memory")
+    return timing.Verdict("Padding BK 8 to BK 16's shared memory does not reproduce the drop: something else "
+                          "(registers) limits BK 16.", "something else")

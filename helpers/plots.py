@@ -117,12 +117,12 @@ def digit_grid(images: np.ndarray, labels=None, predicted=None, cols: int = 10, 
 
 
 def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str = "", log: bool = False,
-                 small: float = 0.0):
+                 small: float = 0.02):
     """Stacked horizontal bars: one bar per row (a version, a batch size), one segment per phase.
 
     rows = {"naive": {"upload": 1e-5, "kernel": 2e-6, "readback": 8e-6}, ...}, seconds. small: a segment
     narrower than this share of the longest bar is too thin to see, so its phase and value are written after
-    the bar's total (0: never).
+    the bar's total (0: never), and the legend names only the phases some bar shows wide enough to see.
     """
     import matplotlib.pyplot as plt
 
@@ -130,16 +130,18 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
     phases = list(dict.fromkeys(p for r in rows.values() for p in r))
     fig, ax = plt.subplots(figsize=(9, 0.55 * len(names) + 1.5))
     left = np.zeros(len(names))
+    longest = max(sum(r.values()) for r in rows.values()) * scale
     for i, phase in enumerate(phases):
         values = np.array([rows[n].get(phase, 0.0) * scale for n in names])
         colour = PHASE_COLOURS.get(phase, plt.cm.tab10(i % 10))
-        ax.barh(names, values, left=left, label=phase, color=colour)
+        seen = any(v >= small * longest for v in values) or len(phases) == 1
+        ax.barh(names, values, left=left, label=phase if seen else "_thin", color=colour)   # "_": no legend
         left += values
     room = left.max() * 1.25   # the right end of a linear axis: the longest bar, and each label after its bar
     for y, total in enumerate(left):
         parts = [phase for phase in phases if rows[names[y]].get(phase, 0.0) > 0]
         thin = [f"{phase} {rows[names[y]][phase] * scale:.2g}" for phase in parts
-                if len(parts) > 1 and rows[names[y]][phase] * scale < small * left.max()]
+                if len(parts) > 1 and rows[names[y]][phase] * scale < small * longest]
         note = f"\n ({', '.join(thin)} {unit})" if thin else ""
         figure = f"{total:,.0f}" if total >= 1000 else f"{total:.3g}"
         label = f" {figure} {unit}{note}"

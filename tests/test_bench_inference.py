@@ -113,11 +113,25 @@ def test_main_rows_and_other_uploads():
     assert bench_inference.other_uploads(rows[:1]) is None
 
 
-def test_mapped_output_seconds_times_both_buffers(ctx, rng):
+def test_mapped_output_timings_times_both_buffers(ctx, rng):
     from helpers import inference, timing
     params = reference.init_params(seed=0)
     fwd = inference.BatchedForward(ctx, params, 16)
     fwd.upload(rng.random((16, 784), dtype=np.float32))
-    plain, mapped = inference.mapped_output_seconds(fwd, timing.Clock(ctx), 16, reads=2, repeat=2)
-    assert plain > 0 and mapped > 0
+    plain, mapped = inference.mapped_output_timings(fwd, timing.Clock(ctx), 16, reads=2, repeat=3)
+    assert plain.median > 0 and mapped.median > 0 and len(plain.samples) == len(mapped.samples) == 3
     fwd.release()
+
+
+def test_stacked_bars_name_a_thin_segment_in_text_not_in_the_legend():
+    import matplotlib
+    matplotlib.use("Agg")
+    from helpers import plots
+    rows = {"float32": {"upload": 2.6e-3, "kernel": 0.12e-3, "readback": 0.045e-3}, "NumPy": {"numpy": 9.7e-3}}
+    fig = plots.stacked_bars(rows, scale=1e3, unit="ms")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["upload", "numpy"]
+    labels = " ".join(t.get_text() for t in ax.texts)
+    assert "kernel 0.12" in labels and "readback 0.045" in labels
+    wide = plots.stacked_bars({"a": {"upload": 1.0, "kernel": 1.0}}, small=0.02)
+    assert [t.get_text() for t in wide.axes[0].get_legend().get_texts()] == ["upload", "kernel"]

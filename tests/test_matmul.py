@@ -263,3 +263,25 @@ def test_against_cublas_gives_the_fastest_rung_and_what_its_loads_cost():
     assert g["matmul_6"] == pytest.approx(0.8) and g["without_loads"] == pytest.approx(1.0)
     assert g["won_back"] == pytest.approx((1 / 1.1 - 0.8) / 0.2)
     assert bench_matmul.against_cublas([r for r in rows if not r["impl"].startswith("cuBLAS")]) == []
+
+
+def test_ladder_figure_shows_only_the_rungs_that_teach():
+    import matplotlib
+    matplotlib.use("Agg")
+    from helpers.bench import matmul as bench_matmul
+
+    def row(impl, n, seconds):
+        return {"impl": impl, "size": n, "seconds": seconds, "seconds_low": seconds * 0.98,
+                "seconds_high": seconds * 1.02, "gflops": 2 * n ** 3 / seconds / 1e9}
+    impls = {"matmul_1_naive": 8, "matmul_2_tiled": 4, "matmul_3_blocked": 2, "matmul_5_pipelined": 1.2,
+             "matmul_6_subgroup": 1.1, "matmul_9_interior": 1.0, bench_matmul.NO_LOADS: 0.5,
+             "numpy (CPU)": 50, "cuBLAS fp32 (torch, TF32 off)": 0.9}
+    rows = [row(impl, n, k * n ** 3 * 1e-12) for impl, k in impls.items() for n in (256, 1024)]
+    assert bench_matmul.top_rung(rows) == "matmul_9_interior"
+    fig = bench_matmul.plot(rows)
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked",
+                      "matmul_9_interior (the top rung at 1024³)", "cuBLAS fp32 (torch, TF32 off)"]
+    colours = {tuple(line.get_color()) if not isinstance(line.get_color(), str) else line.get_color()
+               for line in fig.axes[0].get_lines()}
+    assert len(colours) == 5

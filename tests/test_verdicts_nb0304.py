@@ -1,103 +1,161 @@
-"""The sentences notebooks 03 and 04 print from their numbers, each tested with made-up numbers on both sides
-of its threshold, so a printed verdict can never contradict the numbers printed beside it."""
+"""The sentences notebooks 03 and 04 print from their timings, each tested with made-up distributions on all
+three sides (A faster, B faster, the same within the noise), so a printed verdict can never contradict the
+numbers printed beside it."""
 
 import pytest
 
-from helpers import inference, matmul
+from helpers import inference, matmul, timing
 
 
-# --- split-K: each size judged on its own gain (the verdict once followed only the smallest size) ---------
+def t(median, spread=0.02):
+    """A made-up Timing: samples around `median`, the 20–80 % band about ±spread of it."""
+    return timing.Timing(tuple(median * (1 + spread * k) for k in (-2, -1, 0, 1, 2)))
+
+
+# --- split-K: each size judged on its own distributions --------------------------------------------------
 
 def test_splitk_verdict_all_faster():
-    text = matmul.splitk_verdict({512: 1.67, 1024: 2.03})
-    assert "512³ and 1024³" in text and "1.67×" in text and "2.03×" in text
-    assert "pays" in text and "cost more" not in text
+    v = matmul.splitk_verdict({512: (t(1.67), t(1.0)), 1024: (t(2.03), t(1.0))})
+    assert v.outcome == timing.A_FASTER and "At 512³ and 1024³ (1.67×, 2.03× matmul_6's speed) filling" in v
 
 
 def test_splitk_verdict_all_slower():
-    text = matmul.splitk_verdict({256: 0.79})
-    assert "256³" in text and "0.79×" in text and "cost more" in text and "pays" not in text
+    v = matmul.splitk_verdict({256: (t(1.0), t(1.27))})
+    assert v.outcome == timing.B_FASTER and "At 256³ (0.79×) the pieces' trip" in v and "pays" not in v
+
+
+def test_splitk_verdict_same_within_noise():
+    v = matmul.splitk_verdict({1024: (t(1.0), t(1.02))})
+    assert v.outcome == timing.SAME and "same time within the noise" in v and "pays" not in v
 
 
 def test_splitk_verdict_mixed_names_each_side():
-    text = matmul.splitk_verdict({256: 0.79, 512: 1.67, 1024: 2.03})
-    pays, costs = text.split(";")
-    assert "512³ and 1024³" in pays and "pays" in pays and "256³" not in pays
-    assert "256³" in costs and "cost more" in costs and "0.79×" in costs
-
-
-def test_splitk_verdict_at_the_threshold_is_not_a_win():
-    assert "pays" not in matmul.splitk_verdict({1024: 1.0})
+    v = matmul.splitk_verdict({256: (t(1.0), t(1.27)), 512: (t(1.67), t(1.0)), 1024: (t(1.0), t(1.01))})
+    assert v.outcome == "mixed"
+    assert v.startswith("At 512³ (1.67× matmul_6's speed) filling the idle SMs pays")
+    assert "at 256³ (0.79×) the pieces' trip" in v and "at 1024³" in v and "within the noise" in v
 
 
 def test_splitk_verdict_without_pieces():
     assert "no size" in matmul.splitk_verdict({})
 
 
-# --- rung 6's shuffles -------------------------------------------------------------------------------
+# --- notebook 04's comparisons of two rungs --------------------------------------------------------------
 
-def test_shuffle_verdict_both_sides():
-    assert "the shuffles win here" in matmul.shuffle_verdict(1.2)
-    text = matmul.shuffle_verdict(0.8)
-    assert "does not pay" in text and "0.80×" in text
-
-
-# --- rung 7 against rung 6 ----------------------------------------------------------------------------
-
-def test_rung_verdict_both_sides():
-    faster = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 4096, 1.1)
-    slower = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 4096, 0.95)
-    assert "1.1× faster" in faster and "4096³" in faster
-    assert "slower" in slower and "faster" not in slower
+def test_shuffle_verdict_three_sides():
+    win = matmul.shuffle_verdict(shared=t(1.2), shuffle=t(1.0))
+    assert win.outcome == timing.A_FASTER and "the shuffles win here" in win
+    lose = matmul.shuffle_verdict(shared=t(1.0), shuffle=t(1.25))
+    assert lose.outcome == timing.B_FASTER and "does not pay" in lose and "win" not in lose
+    level = matmul.shuffle_verdict(shared=t(1.0), shuffle=t(1.01))
+    assert level.outcome == timing.SAME and "within the noise" in level and "win" not in level
 
 
-# --- rung 2 against its shared-read ceiling ------------------------------------------------------------
-
-def test_shared_bound_verdict_both_sides():
-    assert "bound by the number of shared-memory reads" in matmul.shared_bound_verdict(0.8)
-    assert "something besides the shared reads" in matmul.shared_bound_verdict(0.5)
-
-
-# --- the staging-buffer rule's two measured reasons ----------------------------------------------------
-
-def test_staging_upload_verdict_both_sides():
-    slow = inference.staging_upload_verdict(staged=8e-3, direct=2e-3)
-    assert "4× slower" in slow and "buffer.write" in slow
-    fast = inference.staging_upload_verdict(staged=1e-3, direct=2e-3)
-    assert "2× faster" in fast and "here" in fast
+def test_rung_verdict_three_sides():
+    faster = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 4096, t(1.0), t(1.1))
+    assert faster.outcome == timing.A_FASTER and faster.startswith("At 4096³ matmul_7_vec4k")
+    assert "1.1× faster than matmul_6_subgroup" in faster
+    slower = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 4096, t(1.1), t(1.0))
+    assert slower.outcome == timing.B_FASTER and "matmul_6_subgroup (" in slower.split("faster")[0]
+    level = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 4096, t(1.0), t(1.03))
+    assert level.outcome == timing.SAME and "same time within the noise" in level
 
 
-def test_mapped_output_verdict_both_sides():
-    moved = inference.mapped_output_verdict(unmapped=1e-5, mapped=1e-4)
-    assert "10.00×" in moved and "moved" in moved
-    kept = inference.mapped_output_verdict(unmapped=1e-5, mapped=1.05e-5)
-    assert "left it in place" in kept and "1.05×" in kept
+def test_shared_bound_verdict_three_sides():
+    assert matmul.shared_bound_verdict(0.72, 0.8).outcome == matmul.BOUND
+    assert "bound by the number of shared-memory reads" in matmul.shared_bound_verdict(0.72, 0.8)
+    assert matmul.shared_bound_verdict(0.4, 0.6).outcome == matmul.NOT_BOUND
+    close = matmul.shared_bound_verdict(0.65, 0.75)
+    assert close.outcome == matmul.CLOSE and "too close" in close
+
+
+# --- notebook 03: staging for uploads, a mapped output buffer --------------------------------------------
+
+def test_staging_upload_verdict_three_sides():
+    slow = inference.staging_upload_verdict(staged=t(8e-3), direct=t(2e-3))
+    assert slow.outcome == timing.B_FASTER and "adds a second copy" in slow
+    fast = inference.staging_upload_verdict(staged=t(1e-3), direct=t(2e-3))
+    assert fast.outcome == timing.A_FASTER and "direct write costs more" in fast
+    level = inference.staging_upload_verdict(staged=t(2e-3), direct=t(2.02e-3))
+    assert level.outcome == timing.SAME and "neither costs nor saves" in level
+
+
+def test_mapped_output_verdict_three_sides():
+    moved = inference.mapped_output_verdict(unmapped=t(1e-5), mapped=t(1e-4))
+    assert moved.outcome == inference.MOVED and "moved" in moved
+    kept = inference.mapped_output_verdict(unmapped=t(1e-5), mapped=t(1.05e-5))
+    assert kept.outcome == inference.IN_PLACE and "left it in place" in kept
+    faster = inference.mapped_output_verdict(unmapped=t(1e-4), mapped=t(1e-5))
+    assert faster.outcome == inference.MAPPED_FASTER and "moved" not in faster
 
 
 def test_mapped_output_verdict_threshold():
-    assert "moved" in inference.mapped_output_verdict(unmapped=1.0, mapped=inference.MAPPED_SLOWER + 0.01)
-    assert "left it in place" in inference.mapped_output_verdict(unmapped=1.0, mapped=inference.MAPPED_SLOWER - 0.01)
+    assert inference.mapped_output_verdict(t(1.0, 0.01), t(inference.MAPPED_SLOWER + 0.01, 0.01)).outcome == inference.MOVED
+    assert inference.mapped_output_verdict(t(1.0, 0.01), t(inference.MAPPED_SLOWER - 0.01, 0.01)).outcome == inference.IN_PLACE
 
 
-# --- the crossover --------------------------------------------------------------------------------------
-
-def test_crossover_sentence_both_sides():
-    rows = [{"batch": 1, "total": 2.0, "numpy": 1.0}, {"batch": 100, "total": 2.0, "numpy": 3.0}]
-    assert "from a batch of 100" in inference.crossover_sentence(rows)
-    assert "NumPy is ahead at every batch size" in inference.crossover_sentence(rows[:1])
-
-
-def test_verdicts_refuse_nonsense():
+def test_mapped_output_verdict_refuses_nonsense():
     with pytest.raises(ValueError, match="positive"):
-        inference.staging_upload_verdict(staged=0.0, direct=1.0)
+        inference.mapped_output_verdict(unmapped=timing.Timing((0.0,)), mapped=t(1.0))
 
 
-# --- the appendix: what costs BK 16 its second group per SM ---------------------------------------------
+# --- the crossover ---------------------------------------------------------------------------------------
 
-def test_occupancy_verdict_both_sides():
+def sweep_row(batch, total, numpy):
+    return {"batch": batch, "total": total, "numpy": numpy, "timings": {"total": t(total), "numpy": t(numpy)}}
+
+
+def test_crossover_sentence_three_sides():
+    rows = [sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, 2.01), sweep_row(100, 2.0, 3.0), sweep_row(1000, 2.0, 30.0)]
+    gpu = inference.crossover_sentence(rows)
+    assert gpu.outcome == inference.GPU_FROM and "from a batch of 100" in gpu and "at 10 images" in gpu
+    numpy = inference.crossover_sentence(rows[:1])
+    assert numpy.outcome == inference.NUMPY_EVERYWHERE and "NumPy is ahead or level" in numpy
+    level = inference.crossover_sentence(rows[1:2])
+    assert level.outcome == inference.NUMPY_EVERYWHERE and "same within the noise" in level
+
+
+def test_crossover_needs_the_gpu_ahead_at_every_larger_batch():
+    rows = [sweep_row(1, 1.0, 2.0), sweep_row(10, 2.0, 2.0), sweep_row(100, 1.0, 3.0)]
+    assert inference.crossover(rows) == 100
+
+
+# --- the appendix: what costs BK 16 its second group per SM (counts, not timings) ------------------------
+
+def test_occupancy_verdict_three_sides():
     shared = matmul.occupancy_verdict(held_base=2, held_deep=1, held_padded=1)
-    assert "shared memory, not registers" in shared
+    assert shared.outcome == "shared memory" and "shared memory, not registers" in shared
     other = matmul.occupancy_verdict(held_base=2, held_deep=1, held_padded=2)
-    assert "something else (registers)" in other
+    assert other.outcome == "something else" and "something else (registers)" in other
     same = matmul.occupancy_verdict(held_base=2, held_deep=2, held_padded=2)
-    assert "as many groups" in same
+    assert same.outcome == "not limited" and "as many groups" in same
+
+
+# --- notebook 02: new buffers and a direct read against the staging path ---------------------------------
+
+def test_allocating_verdict_three_sides():
+    from helpers import forward
+    faster = forward.allocating_verdict(allocating=t(100e-6), staged=t(140e-6))
+    assert faster.outcome == timing.A_FASTER and "order, not speed" in faster and "1.4× faster" in faster
+    slower = forward.allocating_verdict(allocating=t(200e-6), staged=t(140e-6))
+    assert slower.outcome == timing.B_FASTER and "cost more than the staging copies" in slower
+    level = forward.allocating_verdict(allocating=t(140e-6), staged=t(141e-6))
+    assert level.outcome == timing.SAME and "neither way is faster" in level
+
+
+# --- notebook 04: shares of cuBLAS above 100 % get their sentence ----------------------------------------
+
+def test_cublas_share_notes_both_kinds():
+    from helpers.bench import matmul as bench_matmul
+
+    def row(impl, n, seconds):
+        return {"impl": impl, "size": n, "seconds": seconds, "gflops": 2 * n ** 3 / seconds / 1e9}
+    rows = [row("cuBLAS fp32 (torch, TF32 off)", 256, 20e-6), row("matmul_1_naive", 256, 14e-6),
+            row("cuBLAS fp32 (torch, TF32 off)", 512, 15e-6), row("matmul_8_splitk", 512, 12e-6),
+            row("matmul_2_tiled", 512, 20e-6),
+            row("cuBLAS fp32 (torch, TF32 off)", 4096, 3e-3), row("matmul_9_interior", 4096, 3.5e-3)]
+    notes = bench_matmul.cublas_share_notes(rows)
+    assert [v.outcome for v in notes] == [bench_matmul.OVERHEAD, bench_matmul.UNDER_PEAK]
+    assert "At 256³" in notes[0] and "matmul_1_naive 143%" in notes[0] and "fixed cost of a call" in notes[0]
+    assert "At 512³" in notes[1] and "matmul_8_splitk 125%" in notes[1] and "matmul_2_tiled" not in notes[1]
+    assert bench_matmul.cublas_share_notes([row("matmul_1_naive", 256, 1.0)]) == []

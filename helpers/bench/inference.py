@@ -6,7 +6,9 @@ Random images and He-initialised weights (the timings do not depend on the value
 the trained ones). Both layers run through glsl/dense_3_tiled.comp (matmul rung 5 with bias and ReLU in
 its epilogue); the uint8 path reads packed pixels through glsl/dense_4_u8.comp. Uploads and readbacks:
 wall clock around the call and ctx.finish(); kernels: helpers.timing.Clock (GPU timer queries on a real
-GPU). Medians after warm-up. The limit for an upload is the host-to-device ceiling, measured in the same
+GPU). Each row: the median with its 20th and 80th percentiles (seconds, seconds_low, seconds_high,
+repeats); things compared (the upload ways, the kernels, the readbacks, the end-to-end passes) are timed
+interleaved after one warm-up by time per group (helpers.timing.measure_interleaved). The limit for an upload is the host-to-device ceiling, measured in the same
 run as a PyTorch copy of the same bytes from pinned (page-locked) host memory to the GPU (where torch with
 CUDA is installed).
 
@@ -33,7 +35,6 @@ import numpy as np
 from .. import check, data, gl, reference, timing
 from ..forward import Forward
 from ..inference import BatchedForward
-from ..matmul import warm_up
 
 CEILING = "host-to-device ceiling: torch copy from pinned memory"
 PAGEABLE = "host-to-device: torch copy from the NumPy array"
@@ -45,7 +46,7 @@ COPY_ALONE = f"CPU copy alone: NumPy into the mapped buffer, {COPY_THREADS} thre
 
 
 def torch_copy_seconds(X: np.ndarray, repeat: int, pinned: bool = True):
-    """Median wall-clock seconds of copying X's bytes host -> GPU with PyTorch, synchronised before and
+    """A timing.Timing of copying X's bytes host -> GPU with PyTorch (wall clock), synchronised before and
     after; from a pinned (page-locked) host tensor, or from X itself (pageable). None without torch+CUDA."""
     try:
         import torch
@@ -64,7 +65,7 @@ def torch_copy_seconds(X: np.ndarray, repeat: int, pinned: bool = True):
         target.copy_(source, non_blocking=pinned)
         torch.cuda.synchronize()
         return perf_counter() - start
-    return _median(once, repeat)
+    return timing.measure(once, repeat, warmup=SHORT_WARMUP)
 
 
 # Ways to put float32 images into the existing input buffer `buffer` (never mapped by the CPU).
@@ -202,13 +203,11 @@ class MappedStaging:
         self._delete(1, ctypes.byref(self.name))
 
 
-def _median(measure, repeat: int) -> float:
-    """Median of `repeat` calls to `measure()` (seconds) after one warm-up call."""
-    return timing.median_seconds(measure, repeat=repeat, warmup=1)
+SHORT_WARMUP = 0.1   # seconds: the warm-up of a single timing that follows a group's full one
 
 
 def _wall(fn):
-    """A measure() that times one call of fn() by perf_counter, no synchronisation added."""
+    """A sample() that times one call of fn() by perf_counter, no synchronisation added."""
     return lambda: timing.wall_seconds(fn)
 
 
@@ -240,10 +239,10 @@ def measure(ctx, params: dict, images: np.ndarray, repeat: int = 20) -> list[dic
 
     rows = []
 
-    def add(what, seconds, source, nbytes=None):
-        row = {"what": what, "seconds": seconds, "clock": source, "images": n}
+    def add(what, took, source, nbytes=None):
+        row = {"what": what, **took.row("seconds", 1.0), "clock": source, "images": n}
         if nbytes:
-            row["bytes"], row["gbps"] = nbytes, nbytes / seconds / 1e9
+            row["bytes"], row["gbps"] = nbytes, nbytes / took.median / 1e9
         rows.append(row)
 
     wall = timing.WALL_FINISH
@@ -252,66 +251,87 @@ def measure(ctx, params: dict, images: np.ndarray, repeat: int = 20) -> list[dic
         stages["mapped"] = MappedStaging(ctx, X.nbytes)
     except Exception as exc:     # no EGL/GLX loader found, or no GL 4.4 buffer storage
         print(f"(no persistently mapped buffer here: {exc})")
-    for what, (upload, stage) in UPLOADS.items():
-        if stage is not None and stage not in stages:
-            rows.append({"what": what, "seconds": None, "clock": "not available here", "images": n})
-            continue
-        fwd.X.buffer.write(np.zeros_like(X))
-        upload(ctx, fwd.X.buffer, X, stages.get(stage))
-        if not np.array_equal(fwd.X.read()[:n], X):          # every way must deliver the same bytes
-            raise RuntimeError(f"{what}: the buffer does not hold the images afterwards")
-        add(what, _median(lambda: clock.wall(lambda: upload(ctx, fwd.X.buffer, X, stages.get(stage))), repeat),
-            wall, X.nbytes)
-        if what == "upload float32 into existing buffer":
-            add("upload uint8-packed into existing buffer",
-                _median(lambda: clock.wall(lambda: fwd8.upload(packed)), repeat), wall, packed.nbytes)
-    if "mapped" in stages:     # what bounds the pipelined upload: its CPU copy, timed with no GPU work at all
-        stages["mapped"].array[:X.nbytes] = 0
-        stages["mapped"].fill(X)
-        if not np.array_equal(stages["mapped"].array[:X.nbytes], np.ascontiguousarray(X).reshape(-1).view(np.uint8)):
-            raise RuntimeError(f"{COPY_ALONE}: the mapped buffer does not hold the images afterwards")
-        add(COPY_ALONE, _median(_wall(lambda: stages["mapped"].fill(X)), repeat), "wall clock", X.nbytes)
-    for stage in stages.values():
-        stage.release()
-    for what, pinned in ((CEILING, True), (PAGEABLE, False)):
-        seconds = torch_copy_seconds(X, repeat, pinned)
-        if seconds is None:
-            rows.append({"what": what, "seconds": None, "clock": "torch with CUDA not installed", "images": n})
-        else:
-            add(what, seconds, "wall clock around torch.cuda.synchronize()", X.nbytes)
 
     def fresh_buffer():
         holder = []
         seconds = clock.wall(lambda: holder.append(ctx.buffer(X)))
         holder[0].release()
         return seconds
-    add("upload float32 into a fresh buffer", _median(fresh_buffer, repeat), wall, X.nbytes)
-    add("pack_images on the CPU (once per data set)", _median(_wall(lambda: data.pack_images(images)), repeat), "wall clock")
+
+    uploads, missing = {}, []
+    for what, (upload, stage) in UPLOADS.items():
+        if stage is not None and stage not in stages:
+            missing.append(what)
+            continue
+        fwd.X.buffer.write(np.zeros_like(X))
+        upload(ctx, fwd.X.buffer, X, stages.get(stage))
+        if not np.array_equal(fwd.X.read()[:n], X):          # every way must deliver the same bytes
+            raise RuntimeError(f"{what}: the buffer does not hold the images afterwards")
+        uploads[what] = (lambda up, st: lambda: clock.wall(lambda: up(ctx, fwd.X.buffer, X, stages.get(st))))(upload, stage)
+    uploads["upload uint8-packed into existing buffer"] = lambda: clock.wall(lambda: fwd8.upload(packed))
+    uploads["upload float32 into a fresh buffer"] = fresh_buffer
+    took = timing.measure_interleaved(uploads, repeat)       # every way in turn: drift falls on all alike
+    for what in UPLOADS:
+        if what in missing:
+            rows.append({"what": what, "seconds": None, "clock": "not available here", "images": n})
+        else:
+            add(what, took[what], wall, X.nbytes)
+        if what == "upload float32 into existing buffer":
+            add("upload uint8-packed into existing buffer", took["upload uint8-packed into existing buffer"],
+                wall, packed.nbytes)
+    if "mapped" in stages:     # what bounds the pipelined upload: its CPU copy, timed with no GPU work at all
+        stages["mapped"].array[:X.nbytes] = 0
+        stages["mapped"].fill(X)
+        if not np.array_equal(stages["mapped"].array[:X.nbytes], np.ascontiguousarray(X).reshape(-1).view(np.uint8)):
+            raise RuntimeError(f"{COPY_ALONE}: the mapped buffer does not hold the images afterwards")
+        add(COPY_ALONE, timing.measure(_wall(lambda: stages["mapped"].fill(X)), repeat, warmup=SHORT_WARMUP),
+            "wall clock", X.nbytes)
+    for stage in stages.values():
+        stage.release()
+    for what, pinned in ((CEILING, True), (PAGEABLE, False)):
+        copy = torch_copy_seconds(X, repeat, pinned)
+        if copy is None:
+            rows.append({"what": what, "seconds": None, "clock": "torch with CUDA not installed", "images": n})
+        else:
+            add(what, copy, "wall clock around torch.cuda.synchronize()", X.nbytes)
+    add("upload float32 into a fresh buffer", took["upload float32 into a fresh buffer"], wall, X.nbytes)
+    add("pack_images on the CPU (once per data set)",
+        timing.measure(_wall(lambda: data.pack_images(images)), repeat, warmup=SHORT_WARMUP), "wall clock")
 
     fwd.upload(X), fwd8.upload(packed)
-    warm_up(ctx, lambda: fwd.dispatch(n), 0.2 if n >= 10_000 else 0.0)   # an idle GPU starts at low clocks
-    add("kernels, float32 input (2 dispatches)", _median(lambda: clock.kernel(lambda: fwd.dispatch(n)), repeat),
-        clock.source)
-    add("kernels, uint8 input (2 dispatches)", _median(lambda: clock.kernel(lambda: fwd8.dispatch(n)), repeat),
-        clock.source)
     slow = Forward(ctx, params, max_batch=n)   # notebook 02's one-thread-per-output layer, for scale
     slow.upload(X)
-    add("kernels, dense_1_naive (notebook 02)", _median(lambda: clock.kernel(lambda: slow.dispatch(n)), repeat),
-        clock.source)
+    kernels = timing.measure_interleaved({       # warm-up by time first: an idle GPU starts at low clocks
+        "kernels, float32 input (2 dispatches)": lambda: clock.kernel(lambda: fwd.dispatch(n)),
+        "kernels, uint8 input (2 dispatches)": lambda: clock.kernel(lambda: fwd8.dispatch(n)),
+        "kernels, dense_1_naive (notebook 02)": lambda: clock.kernel(lambda: slow.dispatch(n))},
+        repeat, clock=clock.source)
+    for what, t in kernels.items():
+        add(what, t, clock.source)
     slow.release()
 
     ctx.finish()
     size = n * fwd.N * 4
-    add("readback into a new array", _median(_wall(lambda: fwd.read_new(n)), repeat), "wall clock", size)
-    add("readback into a preallocated array", _median(_wall(lambda: fwd.read(n)), repeat), "wall clock", size)
-    add("end to end, float32: upload+kernels+readback+argmax", _median(_wall(lambda: fwd.predict(X)), repeat),
-        "wall clock")
-    add("end to end, uint8: upload+kernels+readback+argmax", _median(_wall(lambda: fwd8.predict(packed)), repeat),
-        "wall clock")
-    add("NumPy forward + argmax on the CPU", _median(_wall(lambda: reference.forward(params, X)[0].argmax(axis=1)),
-                                                     max(3, repeat // 4)), "wall clock")
+    reads = timing.measure_interleaved({"readback into a new array": _wall(lambda: fwd.read_new(n)),
+                                        "readback into a preallocated array": _wall(lambda: fwd.read(n))},
+                                       repeat, warmup=SHORT_WARMUP)
+    for what, t in reads.items():
+        add(what, t, "wall clock", size)
+    ends = timing.measure_interleaved({
+        "end to end, float32: upload+kernels+readback+argmax": _wall(lambda: fwd.predict(X)),
+        "end to end, uint8: upload+kernels+readback+argmax": _wall(lambda: fwd8.predict(packed)),
+        "NumPy forward + argmax on the CPU": _wall(lambda: reference.forward(params, X)[0].argmax(axis=1))},
+        repeat, warmup=SHORT_WARMUP)
+    for what, t in ends.items():
+        add(what, t, "wall clock")
     fwd.release(), fwd8.release()
     return rows
+
+
+def timing_of(rows: list[dict], what: str) -> timing.Timing | None:
+    """The Timing of one row (by its name) rebuilt from its median and band (seconds); None if it has no time."""
+    row = next((r for r in rows if r["what"] == what), None)
+    return None if row is None or row.get("seconds") is None else timing.Timing.from_row(row, "seconds", 1.0)
 
 
 def fastest_upload(rows: list[dict]) -> dict | None:
@@ -352,19 +372,22 @@ def other_uploads(rows: list[dict]) -> str | None:
 
 
 def table(rows: list[dict], full: bool = True) -> str:
-    """The rows as text: ms, GB/s and share of the pinned-copy ceiling; full=False: no lines after the
+    """The rows as text: ms (median and 20–80 % band, where the row has one), GB/s and share of the pinned-copy
+    ceiling; full=False: no lines after the
     ceiling's note (the fastest upload, the mapped buffer's and the CPU copy's shares of the ceiling)."""
     get = {r["what"]: r for r in rows}
     ceiling = get.get(CEILING, {}).get("seconds")       # older runs have none
     width = max([60] + [len(r["what"]) for r in rows])      # the widest row name sets the first column
-    lines = [f"{'phase':<{width}s} {'ms':>9s} {'GB/s':>7s} {'ceiling':>8s}  clock"]
+    lines = [f"{'phase':<{width}s} {'ms (20–80 %)':>30s} {'GB/s':>7s} {'ceiling':>8s}  clock"]
     for r in rows:
         if r["seconds"] is None:
-            lines.append(f"{r['what']:<{width}s} {'':>9s} {'':>7s} {'':>8s}  {r['clock']}")
+            lines.append(f"{r['what']:<{width}s} {'':>30s} {'':>7s} {'':>8s}  {r['clock']}")
             continue
         gbps = f"{r['gbps']:7.2f}" if "gbps" in r else f"{'':>7s}"
         share = f"{r['gbps'] / get[CEILING]['gbps']:8.0%}" if ceiling and "gbps" in r else f"{'':>8s}"
-        lines.append(f"{r['what']:<{width}s} {r['seconds'] * 1e3:9.3f} {gbps} {share}  {r['clock']}")
+        took = timing.Timing.from_row(r, "seconds", 1.0)    # no band stored: the median alone
+        ms = took.text("ms") if "seconds_low" in r else f"{r['seconds'] * 1e3:.3f}"
+        lines.append(f"{r['what']:<{width}s} {ms:>30s} {gbps} {share}  {r['clock']}")
     best = fastest_upload(rows)
     if ceiling:
         lines.append(f"(ceiling: each row's GB/s as a share of {CEILING}, {get[CEILING]['gbps']:.2f} GB/s, same bytes, same run)")

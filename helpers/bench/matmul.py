@@ -7,7 +7,8 @@
 Introduced in notebook 04. Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against
 NumPy (float64) at one size, then timed: kernel time by helpers.timing.Clock (GPU timer queries on a real
 GPU: no upload or readback) of STREAM dispatches back to back, each with its barrier, divided by STREAM; the
-median of several such streams after warm-up. matmul_8_splitk's two dispatches (the pieces, then their sum)
+median of several such streams and their 20th and 80th percentiles (seconds, seconds_low, seconds_high,
+repeats in each row), every rung of a size interleaved after one warm-up by time (timing.measure_interleaved). matmul_8_splitk's two dispatches (the pieces, then their sum)
 count as one call. One more row is not a matmul: matmul_6_subgroup with its global loads replaced by values
 made from the tile's index (NO_LOADS: LOADS 0, C wrong on purpose), what the loads cost that the pipelining
 does not hide; the chart leaves it out. NumPy: wall clock of `a @ b` on the CPU. cuBLAS: torch.matmul in
@@ -18,7 +19,6 @@ GPU waits for the CPU to issue it.
 
 from __future__ import annotations
 
-import statistics
 from time import perf_counter
 
 import numpy as np
@@ -59,36 +59,42 @@ def torch_fp32():
 
 
 def cublas_seconds(n: int, repeat: int = 20):
-    """Median seconds of an n³ float32 torch matmul on CUDA with TF32 off: STREAM calls between two CUDA
-    events, divided by STREAM (as the GLSL rungs are timed), after half a second of sustained calls;
-    None without torch/CUDA."""
+    """A timing.Timing of one n³ float32 torch matmul on CUDA with TF32 off: `repeat` samples of STREAM calls
+    between two CUDA events, divided by STREAM (as the GLSL rungs are timed), after a warm-up by time
+    (timing.warm_up: an idle GPU's clock takes about half a second to climb); None without torch/CUDA."""
     torch = torch_fp32()
     if torch is None:
         return None
     a = torch.randn(n, n, device="cuda", dtype=torch.float32)
     b = torch.randn(n, n, device="cuda", dtype=torch.float32)
-    until = perf_counter() + 0.5     # sustained work first: an idle GPU's clock takes about half a second
-    while perf_counter() < until:    # to climb (helpers.bench.profile.warm_up), and three calls at 1024³
-        for _ in range(10):          # are over in a fraction of a millisecond
-            a @ b
-        torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
+
+    def sample():
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         stream(lambda: a @ b)()
         end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / STREAM)
-    return statistics.median(times)
+        return start.elapsed_time(end) / 1e3 / STREAM
+    return timing.measure(sample, repeat, clock="CUDA events")
 
 
-def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: int = 2) -> float:
-    """Seconds of one dispatch of `kernel` (C = A @ B, with its barrier): the median of `repeat` streams of
-    streamed(ctx) back-to-back dispatches, each stream timed by `clock`, divided by the dispatches."""
+def rung_sample(ctx, kernel, A, B, C, clock):
+    """A sample() for timing.measure: seconds of one dispatch of `kernel` (C = A @ B, with its barrier), a
+    stream of streamed(ctx) back-to-back dispatches timed by `clock`, divided by the dispatches."""
     calls = streamed(ctx)
     dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
-    return timing.median_seconds(lambda: clock.kernel(dispatches), repeat=repeat, warmup=warmup) / calls
+    return lambda: clock.kernel(dispatches) / calls
+
+
+def rung_timing(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> timing.Timing:
+    """A timing.Timing of one dispatch of `kernel` (C = A @ B, with its barrier): `repeat` streams of
+    streamed(ctx) back-to-back dispatches, each timed by `clock`, divided by the dispatches."""
+    return timing.measure(rung_sample(ctx, kernel, A, B, C, clock), repeat, warmup, clock=clock.source)
+
+
+def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> float:
+    """The median of rung_timing, in seconds."""
+    return rung_timing(ctx, kernel, A, B, C, clock, repeat, warmup).median
 
 
 def streamed(ctx) -> int:
@@ -97,9 +103,21 @@ def streamed(ctx) -> int:
     return 1 if gl.is_software(ctx) else STREAM
 
 
-def numpy_seconds(a, b, repeat: int) -> float:
-    """Median wall-clock seconds of a @ b over `repeat` calls, after one warm-up."""
-    return timing.median_seconds(lambda: timing.wall_seconds(lambda: a @ b), repeat=repeat, warmup=1)
+def numpy_seconds(a, b, repeat: int) -> timing.Timing:
+    """A timing.Timing of a @ b by wall clock over `repeat` calls, after a short warm-up."""
+    return timing.measure(lambda: timing.wall_seconds(lambda: a @ b), repeat, warmup=0.1)
+
+
+def row(impl: str, n: int, took: timing.Timing, clock: str) -> dict:
+    """A benchmark row: the median seconds with its band (seconds_low, seconds_high, repeats) and GFLOP/s."""
+    return {"impl": impl, "size": n, **took.row("seconds", 1.0), "gflops": 2.0 * n ** 3 / took.median / 1e9,
+            "clock": clock}
+
+
+def timing_of(rows: list[dict], impl: str, n: int) -> timing.Timing | None:
+    """The Timing of one row (impl at n³), rebuilt from its median and band; None if the rows have none."""
+    found = next((r for r in rows if r["impl"] == impl and r["size"] == n), None)
+    return None if found is None else timing.Timing.from_row(found, "seconds", 1.0)
 
 
 def check_rung(ctx, kernel, a, b, ref, name: str) -> None:
@@ -138,21 +156,16 @@ def run(ctx, quick: bool) -> list[dict]:
         b = rng.standard_normal((n, n)).astype(np.float32)
         A, B = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B")
         C = gl.empty(ctx, (n, n), name="C")
-        flops = 2.0 * n ** 3
-        fastest = kernels.get(matmul.FASTEST, next(iter(kernels.values())))
-        matmul.warm_up(ctx, lambda: matmul.run(fastest, A, B, C, barrier=False), 0.0 if quick else 0.2)
-        for name, kernel in timed.items():
-            guess = rung_seconds(ctx, kernel, A, B, C, clock, repeat=1, warmup=0)
-            seconds = rung_seconds(ctx, kernel, A, B, C, clock, repeat=_repeat(guess, quick))
-            rows.append({"impl": name.removesuffix(".comp"), "size": n, "seconds": seconds,
-                         "gflops": flops / seconds / 1e9, "clock": clock.source})
-        seconds = numpy_seconds(a, b, 3 if quick or n >= 2048 else 10)
-        rows.append({"impl": "numpy (CPU)", "size": n, "seconds": seconds, "gflops": flops / seconds / 1e9,
-                     "clock": "wall clock"})
+        guess = rung_sample(ctx, kernels[matmul.FASTEST] if matmul.FASTEST in kernels else next(iter(kernels.values())),
+                            A, B, C, clock)()
+        took = timing.measure_interleaved({name: rung_sample(ctx, kernel, A, B, C, clock)
+                                           for name, kernel in timed.items()},
+                                          _repeat(guess * 20, quick), clock=clock.source)   # one warm-up by time
+        for name, t in took.items():
+            rows.append(row(name.removesuffix(".comp"), n, t, clock.source))
+        rows.append(row("numpy (CPU)", n, numpy_seconds(a, b, 3 if quick or n >= 2048 else 10), "wall clock"))
         if have_torch:
-            seconds = cublas_seconds(n)
-            rows.append({"impl": "cuBLAS fp32 (torch, TF32 off)", "size": n, "seconds": seconds,
-                         "gflops": flops / seconds / 1e9, "clock": "CUDA events"})
+            rows.append(row("cuBLAS fp32 (torch, TF32 off)", n, cublas_seconds(n), "CUDA events"))
         for array in (A, B, C):
             array.release()
     print(table(rows))
@@ -240,6 +253,7 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
     if skipped:
         print(f"skipped, more shared memory than this driver has: {', '.join(skipped)}")
     cublas = {n: cublas_seconds(n) for n in sizes}
+    cublas = {n: t.median if t else None for n, t in cublas.items()}
     width = max(28, *(len(name) + 1 for name in kernels))
     print(f"{'TFLOP/s (% of cuBLAS fp32)':<{width}s}" + "".join(f"{n:>16d}" for n in sizes))
     if all(cublas.values()):
@@ -249,11 +263,13 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
         A, B = gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), "A"), \
             gl.upload(ctx, rng.standard_normal((n, n)).astype(np.float32), "B")
         C = gl.empty(ctx, (n, n), name="C")
-        matmul.warm_up(ctx, lambda: matmul.run(kernels[base], A, B, C, barrier=False), 0.0 if quick else 0.2)
+        took = timing.measure_interleaved({name: rung_sample(ctx, kernel, A, B, C, clock)
+                                           for name, kernel in kernels.items()}, 3 if quick else 7, clock=clock.source)
         for name, kernel in kernels.items():
-            seconds = rung_seconds(ctx, kernel, A, B, C, clock, repeat=3 if quick else 7)
+            seconds = took[name].median
             x, y, z = kernel.groups(M=n, N=n)
-            rows.append({"impl": name, "size": n, "seconds": seconds, "tflops": 2 * n ** 3 / seconds / 1e12,
+            rows.append({"impl": name, "size": n, **took[name].row("seconds", 1.0),
+                         "tflops": 2 * n ** 3 / seconds / 1e12,
                          "cublas_share": cublas[n] / seconds if cublas[n] else None, "clock": clock.source,
                          "groups": x * y * z, "defines": configs.get(name)})
         for array in (A, B, C):
@@ -304,6 +320,40 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+LAUNCH_BOUND = 0.25   # cuBLAS below this share of its own best speed in the run: its time is mostly the call
+OVERHEAD, UNDER_PEAK = "cuBLAS mostly launch overhead", "cuBLAS below its best"
+
+
+def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
+    """One sentence per size at which some rung's median beats cuBLAS's (a share above 100 % in table()):
+    what that share means, from cuBLAS's own speed at that size against its best in the run. Below
+    LAUNCH_BOUND of its best, cuBLAS's time is mostly the fixed cost of a call (OVERHEAD); else UNDER_PEAK."""
+    blas = {r["size"]: r for r in rows if r["impl"].startswith("cuBLAS")}
+    if not blas:
+        return []
+    best = max(r["gflops"] for r in blas.values())
+    notes = []
+    for n in sorted(blas):
+        over = {r["impl"]: blas[n]["seconds"] / r["seconds"] for r in rows
+                if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS
+                and r["seconds"] < blas[n]["seconds"]}
+        if not over:
+            continue
+        names = ", ".join(f"{impl} {share:.0%}" for impl, share in over.items())
+        own = blas[n]["gflops"] / best
+        head = f"At {n}³ cuBLAS took {blas[n]['seconds'] * 1e6:.3g} µs a call and {names} of its speed"
+        if own < LAUNCH_BOUND:
+            notes.append(timing.Verdict(head + ": at its best speed cuBLAS's arithmetic would take "
+                                        f"{own:.0%} of that time, the rest being the fixed cost of a call (issuing "
+                                        "it from PyTorch, launching its kernel) on a GPU this size does not fill, so a "
+                                        "share above 100 % says that rung costs less per call here, not that its "
+                                        "arithmetic is faster.", OVERHEAD))
+        else:
+            notes.append(timing.Verdict(head + f": cuBLAS ran at {own:.0%} of its own best speed in this run, far from its best at this size too, so the rung beats a "
+                                        "cuBLAS that does not fill this GPU here, not cuBLAS at its best.", UNDER_PEAK))
+    return notes
+
+
 LIMIT_SIZES = (1024, 2048, 4096)   # the sizes where the fastest rung is set against cuBLAS fp32
 
 
@@ -331,33 +381,48 @@ def against_cublas(rows: list[dict]) -> list[dict]:
     return out
 
 
-MARKERS = "osD^v<>ph*XP"   # one marker a series, so no two lines look alike even in grey
+TEACHING = ("matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked")   # the rungs the figure always shows
+
+
+def top_rung(rows: list[dict], n: int | None = None) -> str | None:
+    """The fastest matmul rung in the rows at n³ (default: the largest size), NO_LOADS left out."""
+    n = max(r["size"] for r in rows) if n is None else n
+    rungs = [r for r in rows if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS]
+    return min(rungs, key=lambda r: r["seconds"])["impl"] if rungs else None
 
 
 def plot(rows: list[dict], title: str = ""):
-    """GFLOP/s against size, one line per implementation, log axes; the rungs in the order of a colour map
-    (viridis), NumPy and cuBLAS in colours of their own, dashed; the NO_LOADS row (C wrong) left out; the
-    legend beside the axes, off the data."""
+    """GFLOP/s against size, log axes, only the rungs that teach: naive, tiled, blocked, the top rung (the
+    fastest at the largest size, read from the rows) and cuBLAS, each in a colour and marker of its own, with
+    a 20–80 % band where the rows have one; the legend beside the axes, off the data. The other rungs and
+    NumPy are in table(rows)."""
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    impls = [impl for impl in dict.fromkeys(r["impl"] for r in rows) if impl != NO_LOADS]
-    rungs = [impl for impl in impls if impl.startswith("matmul_")]
+    top = top_rung(rows)
+    shown = [impl for impl in (*TEACHING, top) if impl and any(r["impl"] == impl for r in rows)]
+    shown = list(dict.fromkeys(shown)) + [impl for impl in dict.fromkeys(r["impl"] for r in rows)
+                                         if impl.startswith("cuBLAS")]
+    colours = {"matmul_1_naive": "#7f7f7f", "matmul_2_tiled": "#1f77b4", "matmul_3_blocked": "#2ca02c"}
     fig, ax = plt.subplots(figsize=(9, 4.8))
-    for i, impl in enumerate(impls):
-        mine = [r for r in rows if r["impl"] == impl]
-        if impl in rungs:
-            colour, style = plt.cm.viridis(rungs.index(impl) / max(1, len(rungs) - 1) * 0.9), "-"
-        else:
-            colour, style = ("black" if impl.startswith("numpy") else "crimson"), "--"
-        ax.plot([r["size"] for r in mine], [r["gflops"] for r in mine], style, color=colour,
-                marker=MARKERS[i % len(MARKERS)], label=impl)
+    for i, impl in enumerate(shown):
+        mine = sorted((r for r in rows if r["impl"] == impl), key=lambda r: r["size"])
+        sizes = [r["size"] for r in mine]
+        blas = impl.startswith("cuBLAS")
+        colour = "crimson" if blas else colours.get(impl, "#ff7f0e")
+        label = impl + (f" (the top rung at {sizes[-1]}³)" if impl == top and impl not in TEACHING else "")
+        ax.plot(sizes, [r["gflops"] for r in mine], "--" if blas else "-", color=colour, marker="osD^v"[i % 5],
+                label=label, linewidth=2)
+        if all("seconds_low" in r for r in mine):     # the 20–80 % band: fast end high, slow end low
+            flops = [2.0 * r["size"] ** 3 / 1e9 for r in mine]
+            ax.fill_between(sizes, [f / r["seconds_high"] for f, r in zip(flops, mine)],
+                            [f / r["seconds_low"] for f, r in zip(flops, mine)], color=colour, alpha=0.2)
     ax.set(xscale="log", yscale="log", xlabel="n  (C[n,n] = A[n,n] @ B[n,n])", ylabel="GFLOP/s", title=title)
     sizes = sorted({r["size"] for r in rows})
     ax.set_xticks(sizes, [str(n) for n in sizes])
     ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())  # log axes label minor ticks too: they overlapped
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
     return fig
 

@@ -24,7 +24,6 @@ costs:
 
 from __future__ import annotations
 
-import statistics
 
 import numpy as np
 
@@ -58,8 +57,9 @@ def label(name: str, defines: dict | None) -> str:
     return name.removesuffix(".comp") + (f", {tiles}" if tiles else "")
 
 
-def dispatch_seconds(ctx, kernel, A, B, C, clock, repeat: int) -> float:
-    """One dispatch of C = A @ B with its barrier, in a stream as a trainer issues it (bound once)."""
+def dispatch_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> timing.Timing:
+    """A timing.Timing of one dispatch of C = A @ B with its barrier, in a stream as a trainer issues it
+    (bound once); warm-up by time (timing.warm_up)."""
     (M, K), N = A.shape, B.shape[1]
     groups = matmul.groups(kernel, M, N, K)
     matmul.run(kernel, A, B, C)                                   # binds, sets M, N, K, checks the lengths
@@ -69,13 +69,12 @@ def dispatch_seconds(ctx, kernel, A, B, C, clock, repeat: int) -> float:
         for _ in range(calls):
             kernel.program.run(*groups)
             ctx.memory_barrier()
-    matmul.warm_up(ctx, dispatches, 0.0 if gl.is_software(ctx) else 0.2)
-    return timing.median_seconds(lambda: clock.kernel(dispatches), repeat=repeat, warmup=1) / calls
+    return timing.measure(lambda: clock.kernel(dispatches) / calls, repeat, warmup, clock=clock.source)
 
 
 def cublas_seconds(M: int, K: int, N: int, repeat: int = 7):
-    """Seconds of one M×K×N float32 torch matmul (TF32 off) replayed in a CUDA graph of CALLS; None without
-    torch and CUDA."""
+    """A timing.Timing of one M×K×N float32 torch matmul (TF32 off) replayed in a CUDA graph of CALLS, after
+    a warm-up by time; None without torch and CUDA."""
     torch = torch_fp32()
     if torch is None:
         return None
@@ -91,18 +90,15 @@ def cublas_seconds(M: int, K: int, N: int, repeat: int = 7):
     with torch.cuda.graph(graph):
         for _ in range(CALLS):
             torch.matmul(a, b, out=c)
-    for _ in range(50):                         # sustained work first: an idle GPU's clock is low
-        graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
+
+    def sample():
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         graph.replay()
         end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / CALLS)
-    return statistics.median(times)
+        return start.elapsed_time(end) / 1e3 / CALLS
+    return timing.measure(sample, repeat, clock="CUDA events")     # sustained work first: an idle GPU's clock is low
 
 
 def ladder_rows(ctx, hiddens, quick: bool = False) -> list[dict]:
@@ -115,12 +111,15 @@ def ladder_rows(ctx, hiddens, quick: bool = False) -> list[dict]:
             a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
             ref = a.astype(np.float64) @ b
             A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (M, N), name="C")
+            first = True
             for name, defines in candidates():
                 kernel = matmul.load(ctx, name, defines)
                 check_rung(ctx, kernel, a, b, ref, label(name, defines))
-                seconds = dispatch_seconds(ctx, kernel, A, B, C, clock, repeat=3 if quick else 7)
+                took = dispatch_seconds(ctx, kernel, A, B, C, clock, repeat=3 if quick else 7,
+                                        warmup=None if first else 0.1)   # one full warm-up per product
+                first = False
                 rows.append({"product": product, "hidden": hidden, "shape": [M, K, N], "impl": label(name, defines),
-                             "seconds": seconds, "clock": clock.source})
+                             **took.row("seconds", 1.0), "clock": clock.source})
                 kernel.program.release()
             for array in (A, B, C):
                 array.release()
@@ -132,10 +131,10 @@ def cublas_rows(hiddens) -> list[dict]:
     rows = []
     for hidden in hiddens:
         for product, shape in shapes(hidden).items():
-            seconds = cublas_seconds(*shape)
-            if seconds is not None:
+            took = cublas_seconds(*shape)
+            if took is not None:
                 rows.append({"product": product, "hidden": hidden, "shape": list(shape), "impl": CUBLAS,
-                             "seconds": seconds, "clock": "CUDA events around a graph replay"})
+                             **took.row("seconds", 1.0), "clock": "CUDA events around a graph replay"})
     return rows
 
 
