@@ -28,7 +28,7 @@ writes, without executing anything, the kernelspec and language_info that a pyth
 machine reports, which is what JupyterLab writes on opening: a notebook whose stored language_info differs
 (another Python version) is marked modified as soon as it opens. The GPU runs execute on the device's
 Python (3.12); the committed notebooks are stamped afterwards on the Python CI uses, so a reader with
-that Python opens them unmodified (README.md, section "Reproducing the results").
+that Python opens them unmodified (CONTRIBUTING.md, section "The committed notebook outputs").
 """
 
 import datetime

@@ -247,18 +247,6 @@ def preprocessing_sentence(difference: float, unchanged: float, before: float, a
             f"to {after:.2%}: {verdict}")
 
 
-def split_sentence(upload: float, kernel: float, readback: float, clock: str, n: int = 1) -> str:
-    """A drawn digit's prediction: upload, kernel and readback (seconds; medians over n predictions) and
-    which side costs more, the two transfers together or the kernel."""
-    transfers = upload + readback
-    verdict = (f"the two transfers took longer than the kernel ({transfers / kernel:.2g}× its time)"
-               if transfers > kernel else
-               f"the kernel took longer than the two transfers together ({kernel / transfers:.2g}× their time)")
-    what = "one drawn digit's prediction" if n == 1 else f"a drawn digit's prediction (medians of {n})"
-    return (f"{what}: upload {upload * 1e6:.0f} µs, kernel {kernel * 1e6:.0f} µs ({clock}), "
-            f"readback {readback * 1e6:.0f} µs (wall clock): {verdict}")
-
-
 TRANSFERS_LONGER, KERNEL_LONGER = "transfers take longer", "kernel takes longer"   # split_verdict's outcomes
 
 

@@ -4,6 +4,7 @@ JupyterLab (no orphan when it is stopped), prints skip reasons, and the README s
 import ctypes.util
 import importlib.util
 import os
+import json
 import re
 import signal
 import subprocess
@@ -262,17 +263,19 @@ def test_execute_notebooks_makes_out_dir_and_writes_each_notebook_when_it_has_ru
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("2")]), tmp_path / "b.ipynb")
     monkeypatch.setattr(ex, "NotebookClient", Client)
     monkeypatch.setattr(ex, "set_kernel_metadata", lambda nb: None)
+    monkeypatch.setattr(ex, "this_card", lambda: "a card")
     assert ex.main(str(tmp_path / "out" / "deep"), str(tmp_path / "a.ipynb"), str(tmp_path / "b.ipynb")) == 1
     assert written_before_b == ["a.ipynb"]
-    assert sorted(p.name for p in (tmp_path / "out" / "deep").iterdir()) == ["a.ipynb", "b.ipynb"]
+    assert sorted(p.name for p in (tmp_path / "out" / "deep").glob("*.ipynb")) == ["a.ipynb", "b.ipynb"]
+    assert json.loads((tmp_path / "out" / "deep" / "verdicts.json").read_text())["card"] == "a card"
 
 
-def test_execute_notebooks_docstring_names_a_readme_section_that_exists():
+def test_execute_notebooks_docstring_names_a_contributing_section_that_exists():
     doc = _execute_notebooks().__doc__
-    sections = re.findall(r'README(?:\.md)?, section "([^"]+)"', doc)
-    assert sections, "the docstring points to no README section"
+    sections = re.findall(r'CONTRIBUTING\.md, section "([^"]+)"', doc)
+    assert sections, "the docstring points to no CONTRIBUTING.md section"
     for title in sections:
-        assert f"\n## {title}\n" in (ROOT / "README.md").read_text(), f"README.md has no section '{title}'"
+        assert f"\n## {title}\n" in (ROOT / "CONTRIBUTING.md").read_text(), f"CONTRIBUTING.md has no section '{title}'"
 
 
 def test_a_notebooks_kernel_starts_in_its_folder_under_the_quick_starts_root():

@@ -17,15 +17,3 @@ def test_preprocessing_more_than_a_point():
 def test_preprocessing_at_the_threshold():
     assert "within a point" in digits.preprocessing_sentence(0.0, 1.0, 0.95, 0.94, 100)
     assert "more than a point" in digits.preprocessing_sentence(0.0, 1.0, 0.95, 0.9399, 100)
-
-
-def test_split_transfers_longer():
-    text = digits.split_sentence(40e-6, 10e-6, 30e-6, "GPU timer query")
-    assert text.startswith("one drawn digit's prediction: upload 40 µs, kernel 10 µs (GPU timer query)")
-    assert "the two transfers took longer than the kernel (7× its time)" in text
-
-
-def test_split_kernel_longer():
-    text = digits.split_sentence(50e-6, 2400e-6, 30e-6, "wall clock around ctx.finish()", n=10)
-    assert text.startswith("a drawn digit's prediction (medians of 10)")
-    assert "the kernel took longer than the two transfers together (30× their time)" in text
