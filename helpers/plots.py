@@ -167,23 +167,22 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
 
 
 def clock_trace(log, windows=(), title: str = ""):
-    """The SM clock (MHz) and utilisation (%) a frequency.FrequencyLog sampled, against seconds since its
-    first sample, with the (start, end) perf_counter windows shaded (the epochs of a training loop, say)."""
+    """The SM clock (MHz) a frequency.FrequencyLog sampled, against seconds since its first sample, with the
+    (start, end) perf_counter windows shaded (the epochs of a training loop, say). One axis: the clock;
+    the highest clock the driver reports is named in the title, not drawn over the samples."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 3.2))
     t0 = log.samples[0][0]
-    t, mhz, busy = (np.array(column) for column in zip(*log.samples))
+    t, mhz = (np.array(column) for column in list(zip(*log.samples))[:2])
     for i, (start, end) in enumerate(windows):
         ax.axvspan(start - t0, end - t0, color="tab:green", alpha=0.15, lw=0, label="epochs" if i == 0 else None)
     ax.plot(t - t0, mhz, color="tab:blue", marker=".", markersize=3, label="SM clock")
-    ax.axhline(log.max_mhz, color="tab:blue", ls="--", lw=1, label=f"highest clock, {log.max_mhz:.0f} MHz")
-    ax.set(xlabel="seconds", ylabel="SM clock (MHz)", ylim=(0, 1.1 * log.max_mhz), title=title)
-    busy_ax = ax.twinx()
-    busy_ax.plot(t - t0, busy, color="tab:orange", lw=1, alpha=0.7, label="busy (%)")
-    busy_ax.set(ylabel="busy (% of the sample period)", ylim=(0, 110))
-    handles = ax.get_legend_handles_labels()[0] + busy_ax.get_legend_handles_labels()[0]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.08, 1), fontsize=9)
+    top = log.max_mhz or float(mhz.max())
+    ax.set(xlabel="seconds", ylabel="SM clock (MHz)", ylim=(0, 1.15 * top),
+           title=f"{title} (highest clock the driver reports: {top:.0f} MHz)" if title else
+           f"highest clock the driver reports: {top:.0f} MHz")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -2,13 +2,19 @@
 epochs, takes a step apart, measures the empty-dispatch floor, and shows what a mapped buffer costs.
 
     times = epoch_seconds(trainer, epochs=5)            # back to back, after a warm-up
-    profile = profile_step(trainer)                     # each dispatch, an empty one, a step, a readback
+    profile = profile_step(trainer)                     # each dispatch, an empty one, a step, Python's calls
+    print(step_account(profile))                        # what a step is made of, and who sets the pace
+    parts = epoch_account(trainer, profile, epoch)      # an epoch = steps x step + readbacks + upload + rest
     phases = epoch_phases(trainer, profile, median)     # upload / kernel / readback / dispatch of an epoch
     floor = empty_epochs(ctx, steps, [groups, ...])     # the same dispatch pattern with no work in it
     with put_back(trainer): ...                         # measure, then the trainer as it was
 
 Kernels are timed by timing.Clock: GPU timer queries on a GPU, the wall clock around ctx.finish() on a
 software renderer (whose timer queries mean nothing). Epochs are wall clock with ctx.finish() at both ends.
+Every figure is a timing.Timing (median and 20-80 % band) measured after a warm-up by time; figures that
+are compared are measured interleaved (timing.measure_interleaved). A step is measured the way an epoch
+issues it: a stream of as many steps as an epoch has, so that the step and the epoch divided by its steps
+are the same thing, apart from what the epoch adds (readbacks, the order upload), which epoch_account names.
 """
 
 from __future__ import annotations
@@ -57,26 +63,27 @@ def epoch_seconds(trainer, epochs: int, warmup: int = 1, losses: list | None = N
 
 
 def warm_up(ctx, issue_step, seconds: float | None = None) -> None:
-    """Run steps for `seconds` (default 0.6 s on a GPU, none on a software renderer), untimed, so a GPU that
-    sat idle is back at its working clocks before anything is timed (the H100's SM clock took about half a
-    second to climb from 345 to 1980 MHz, sampled by nvidia-smi every 0.2 s)."""
-    seconds = (0.0 if gl.is_software(ctx) else 0.6) if seconds is None else seconds
-    until = time.perf_counter() + seconds
-    while time.perf_counter() < until:
-        for _ in range(20):
-            issue_step()
-        ctx.finish()
+    """Issue steps (20 at a time, then ctx.finish()) for `seconds` of wall clock (default: timing's warm-up,
+    1 s on a GPU, less in QUICK mode), untimed, so a GPU that sat idle is back at its working clock before
+    anything is timed (timing.warm_up does the work)."""
+    timing.warm_up(lambda: [issue_step() for _ in range(20)], seconds, finish=ctx.finish)
 
 
-def dispatch_seconds(ctx, program, groups, repeat: int, clock) -> float:
-    """One dispatch of `program` with `groups` plus its barrier, in a stream of `repeat` back-to-back
-    copies (what it adds to a step while the GPU is kept busy); the median of three streams."""
+def dispatch_timing(ctx, program, groups, repeat: int, clock, samples: int = 10) -> timing.Timing:
+    """One dispatch of `program` with `groups` plus its barrier, in a stream of `repeat` back-to-back copies
+    (what it adds to a step while the GPU is kept busy): a Timing of `samples` streams, each divided by
+    `repeat`. No warm-up of its own: warm up first (warm_up)."""
     def stream():
         for _ in range(repeat):
             program.run(*groups)
             ctx.memory_barrier(BARRIER)
-    program.run(*groups)  # warm-up
-    return statistics.median(clock.kernel(stream) for _ in range(3)) / repeat
+    return timing.measure(lambda: clock.kernel(stream) / repeat, samples, warmup=0.0, clock=clock.source)
+
+
+def dispatch_seconds(ctx, program, groups, repeat: int, clock) -> float:
+    """dispatch_timing's median, in seconds (after one untimed dispatch)."""
+    program.run(*groups)
+    return dispatch_timing(ctx, program, groups, repeat, clock, samples=3).median
 
 
 @contextmanager
@@ -93,70 +100,210 @@ def put_back(trainer):
         trainer.t, trainer._counts = t, counts
 
 
-def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = None) -> dict:
+CALLS = ("run()", "memory_barrier()", "uniform write")   # the calls a step makes, as issue_calls names them
+
+
+@contextmanager
+def _timed_calls(totals: dict):
+    """While inside, every ComputeShader.run, Context.memory_barrier and Uniform.value write adds its own
+    seconds (perf_counter around the call alone) and a count to totals[name] = [seconds, calls]."""
+    originals = (moderngl.ComputeShader.run, moderngl.Context.memory_barrier, moderngl.Uniform.value)
+    clock = time.perf_counter
+
+    def timed(name, call):
+        def wrapper(*args, **kwargs):
+            start = clock()
+            result = call(*args, **kwargs)
+            spent = clock() - start
+            entry = totals[name]
+            entry[0] += spent
+            entry[1] += 1
+            return result
+        return wrapper
+
+    value = originals[2]
+    moderngl.ComputeShader.run = timed("run()", originals[0])
+    moderngl.Context.memory_barrier = timed("memory_barrier()", originals[1])
+    moderngl.Uniform.value = property(value.fget, timed("uniform write", value.fset))
+    try:
+        yield
+    finally:
+        moderngl.ComputeShader.run, moderngl.Context.memory_barrier, moderngl.Uniform.value = originals
+
+
+def issue_calls(trainer, steps: int, samples: int = 5) -> dict:
+    """Python's time to issue a step, call by call: `samples` streams of `steps` steps as an epoch issues
+    them (no wait for the GPU in the timed part), each call of the kinds in CALLS timed on its own.
+    Returns {call: {"per_step": Timing (seconds of that kind of call a step), "calls": calls a step}}."""
+    ctx, per = trainer.ctx, {name: [] for name in CALLS}
+    counts = {}
+    for _ in range(samples):
+        totals = {name: [0.0, 0] for name in CALLS}
+        ctx.finish()
+        with _timed_calls(totals):
+            for s in range(steps):
+                trainer.step(s % trainer.steps_per_epoch)
+        ctx.finish()
+        for name, (seconds, calls) in totals.items():
+            per[name].append(seconds / steps)
+            counts[name] = calls / steps
+    return {name: {"per_step": timing.Timing(tuple(v), timing.WALL), "calls": counts[name]} for name, v in per.items()}
+
+
+def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = None, stream: int | None = None,
+                 samples: int = 7) -> dict:
     """One full-size step of either trainer taken apart; parameters, optimizer state and counts restored.
 
-    Seconds: kernel[file] one dispatch + barrier (dispatch_seconds, uniforms of step 0 of epoch 0);
-    empty, the same for a dispatch that does nothing (the fixed cost of a dispatch + barrier); and by the
-    wall clock: step (one step in a stream of `repeat`), issue (Python's time to queue one), readback
-    (the losses of check_every steps) and order_upload (one epoch's order). overhead = step - kernels.
+    After a warm-up by time (warm_up), in seconds (medians; the same figures as timing.Timing under the
+    keys ending in _timing):
+      kernel[file]: one dispatch + barrier, in a stream of `repeat` (uniforms of step 0 of epoch 0), by
+        clock (timer queries on a GPU); empty: the same for a dispatch that does nothing (the fixed cost of
+        a dispatch + barrier); measured interleaved;
+      step: one step in a stream of `stream` steps (default: as many as an epoch has, issued as the epoch
+        issues them), wall clock with ctx.finish() at both ends, divided by the steps; issue: Python's time
+        to issue the same stream (no wait for the GPU), a step; issue_short: the same for a stream of
+        `repeat` steps right after ctx.finish(); measured interleaved;
+      calls: issue_calls, Python's issue time call by call; python_around: issue minus the calls (the
+        Python of the step method around them, as a share of nothing else);
+      readback (the losses of check_every steps) and order_upload (one epoch's order), wall clock.
+    overhead = step - kernels.
     """
     ctx, clock = trainer.ctx, clock or timing.Clock(trainer.ctx)
+    stream = stream or trainer.steps_per_epoch
     with put_back(trainer):
         trainer.start_epoch(0)
         trainer.step(0)  # sets step 0's uniforms (and the batch size)
         warm_up(ctx, lambda: trainer.step(0), warmup)
-        kernel = {k.name: dispatch_seconds(ctx, k.program, groups, repeat, clock)
-                  for k, groups in trainer.dispatches(0)}
         empty_program = ctx.compute_shader(EMPTY_SHADER)
-        empty = dispatch_seconds(ctx, empty_program, (1, 1, 1), repeat, clock)
+
+        def kernel_sample(program, groups):
+            def stream_of_one():
+                for _ in range(repeat):
+                    program.run(*groups)
+                    ctx.memory_barrier(BARRIER)
+            return lambda: clock.kernel(stream_of_one) / repeat
+        trainer.step(0)
+        dispatched = {k.name: kernel_sample(k.program, groups) for k, groups in trainer.dispatches(0)}
+        dispatched["(empty)"] = kernel_sample(empty_program, (1, 1, 1))
+        kernel = timing.measure_interleaved(dispatched, samples + 3, warmup=0.0, clock=clock.source)
+        empty = kernel.pop("(empty)")
         empty_program.release()
 
-        def steps():
-            for _ in range(repeat):
-                trainer.step(0)
-        steps()
-        step = statistics.median(clock.wall(steps) for _ in range(3)) / repeat
-        ctx.finish()
-        start = time.perf_counter()
-        steps()
-        issue = (time.perf_counter() - start) / repeat
-        ctx.finish()
+        def issue(n):
+            def sample():
+                ctx.finish()
+                start = time.perf_counter()
+                for s in range(n):
+                    trainer.step(s % trainer.steps_per_epoch)
+                seconds = time.perf_counter() - start
+                ctx.finish()
+                return seconds / n
+            return sample
+        streams = timing.measure_interleaved(
+            {"step": lambda: clock.wall(lambda: [trainer.step(s % trainer.steps_per_epoch) for s in range(stream)]) / stream,
+             "issue": issue(stream), "issue_short": issue(repeat)}, samples, warmup=0.0)
+        calls = issue_calls(trainer, stream, max(3, samples // 2))
         reads = min(trainer.check_every, trainer.steps_per_epoch)
-        readback = statistics.median(clock.wall(lambda: trainer.loss_sums(0, reads)) for _ in range(5))
+        readback = timing.measure(lambda: clock.wall(lambda: trainer.loss_sums(0, reads)), 5, warmup=0.0)
         order = reference.epoch_order(trainer.n, 0, trainer.seed)
-        order_upload = statistics.median(clock.wall(lambda: trainer.write("order", order)) for _ in range(5))
-    total = sum(kernel.values())
-    return {"kernel": kernel, "kernel_total": total, "empty": empty, "step": step, "issue": issue,
-            "overhead": max(step - total, 0.0), "readback": readback, "readback_steps": reads,
-            "order_upload": order_upload, "clock": clock.source, "batch": trainer.batch(0)[1],
-            "dispatches_per_step": trainer.dispatches_per_step, "barriers_per_step": trainer.dispatches_per_step}
+        order_upload = timing.measure(lambda: clock.wall(lambda: trainer.write("order", order)), 5, warmup=0.0)
+    total = sum(t.median for t in kernel.values())
+    step, issued = streams["step"], streams["issue"]
+    python_around = issued.median - sum(c["per_step"].median for c in calls.values())
+    return {"kernel": {k: t.median for k, t in kernel.items()}, "kernel_total": total, "empty": empty.median,
+            "step": step.median, "issue": issued.median, "issue_short": streams["issue_short"].median,
+            "overhead": max(step.median - total, 0.0), "readback": readback.median, "readback_steps": reads,
+            "order_upload": order_upload.median, "clock": clock.source, "batch": trainer.batch(0)[1],
+            "dispatches_per_step": trainer.dispatches_per_step, "barriers_per_step": trainer.dispatches_per_step,
+            "stream_steps": stream, "short_steps": repeat, "calls": calls, "python_around": python_around,
+            "kernel_timing": kernel, "empty_timing": empty, "step_timing": step, "issue_timing": issued,
+            "issue_short_timing": streams["issue_short"], "readback_timing": readback,
+            "order_upload_timing": order_upload}
 
 
-def step_verdict(step: float, kernel_total: float, fixed: float, issue: float, margin: float = 0.1) -> str:
-    """One sentence on a step taken apart (profile_step's figures, seconds): the share of the step that is
-    the kernels' arithmetic (kernel_total - fixed), more or less than half; the fixed cost of the dispatches
-    and barriers (fixed: an empty dispatch + barrier times their number); the rest of the step; and whether
-    Python (issue: its time to queue a step) or the GPU sets the pace: Python does where queueing a step takes
-    within `margin` of the whole step (the step, timed back to back by the wall clock, contains the queueing)."""
+PYTHON_PACE, GPU_PACE, TOO_CLOSE = "Python sets the pace", "the GPU sets the pace", "too close to call"
+
+
+def pace(issue: timing.Timing, step: timing.Timing, kernels: timing.Timing) -> timing.Verdict:
+    """Who sets the pace of steps in a stream (three outcomes). issue: Python's time to issue a step; step:
+    a step in the same stream, the wall clock until the GPU is done; kernels: the GPU's time for the step's
+    dispatches alone (timer queries). The GPU sets the pace when Python's issue time lies clearly below the
+    step (Python is done and waits for the GPU); Python sets it when the step is no longer than the issue
+    time and the GPU's own time lies clearly below it (the GPU waits for Python); anything else is too close
+    to call within the noise we measured."""
+    figures = (f"Python issues a step in {issue.text()}, a step in the stream takes {step.text()} and the GPU's "
+               f"dispatches alone {kernels.text()}")
+    if timing.compare(issue, step) == timing.A_FASTER:
+        return timing.Verdict(f"{figures}: Python finishes issuing first and waits, so {GPU_PACE}", GPU_PACE)
+    if timing.compare(issue, step) == timing.SAME and timing.compare(kernels, issue) == timing.A_FASTER:
+        return timing.Verdict(f"{figures}: the step lasts as long as Python takes to issue it and the GPU needs "
+                              f"less, so {PYTHON_PACE}", PYTHON_PACE)
+    return timing.Verdict(f"{figures}: {TOO_CLOSE} within the noise we measured; neither side is shown to wait "
+                          "for the other", TOO_CLOSE)
+
+
+def kernels_timing(profile: dict) -> timing.Timing:
+    """The step's dispatches, each timed alone, added up: a Timing whose samples are the sums of the kernels'
+    interleaved samples taken in the same round."""
+    columns = zip(*(t.samples for t in profile["kernel_timing"].values()))
+    return timing.Timing(tuple(sum(c) for c in columns), profile["clock"])
+
+
+def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
+    """A step (seconds, in a stream) as parts that add up to it: the kernels' arithmetic (each kernel beyond
+    an empty dispatch), the fixed cost of its dispatches and barriers (fixed: empty x dispatches), and the
+    rest, step - kernel_total: positive, the GPU idle or waiting between dispatches; negative, the kernels
+    timed one by one overlap in a step (one's start hides under the previous one's tail)."""
     if step <= 0:
         raise ValueError(f"a step takes a positive time, got step={step}")
     work = max(kernel_total - fixed, 0.0)
-    if kernel_total <= step:
-        half = "more than half" if work > step / 2 else "less than half"
-        text = (f"the kernels' arithmetic is {work / step:.0%} of a {step * 1e6:.1f} µs step ({half}), the fixed "
-                f"cost of its dispatches and barriers {fixed / step:.0%}, and the other {(step - kernel_total) / step:.0%} "
-                "is what the kernels cost together beyond each one alone")
-    else:   # shares of the kernels' sum: a share of the step would pass 100 %
-        half = "more than half" if work > kernel_total / 2 else "less than half"
-        text = (f"the kernels timed one by one add up to {kernel_total * 1e6:.1f} µs, more than the "
-                f"{step * 1e6:.1f} µs step, because in a step each one's start can overlap the previous one's "
-                f"tail; of that sum the arithmetic is {work / kernel_total:.0%} ({half}) and the fixed cost of the "
-                f"dispatches and barriers {fixed / kernel_total:.0%}")
-    python_bound = issue >= (1 - margin) * step   # the wall-clock step includes Python's queueing of it
-    pace = ("so Python sets the pace: the GPU waits for the next dispatch" if python_bound
-            else "so the GPU sets the pace, not Python")
-    return f"{text}; Python queues a step in {issue * 1e6:.1f} µs, {issue / step:.0%} of it, {pace}".replace("%", " %")
+    return {"arithmetic": work, "fixed": kernel_total - work, "rest": step - kernel_total}
+
+
+def step_account(profile: dict) -> timing.Verdict:
+    """profile_step's figures as one sentence that adds up: the step in a stream as the kernels' arithmetic,
+    the fixed cost of its dispatches and barriers, and the rest (idle or overlap), in shares that add to
+    100 %; Python's issue time call by call; and who sets the pace (pace's outcome)."""
+    fixed = profile["empty"] * profile["dispatches_per_step"]
+    step = profile["step"]
+    parts = step_shares(step, profile["kernel_total"], fixed)
+    rest = parts["rest"]
+    rest_words = (f"{rest / step:.0%} the GPU between its dispatches (idle, or waiting for the next)" if rest >= 0
+                  else f"less {-rest / step:.0%} that the kernels overlap when they run back to back in a step")
+    text = (f"a step in a stream of {profile['stream_steps']} takes {profile['step_timing'].text()}: the kernels' "
+            f"arithmetic {parts['arithmetic'] / step:.0%}, the fixed cost of {profile['dispatches_per_step']} "
+            f"dispatches and barriers {parts['fixed'] / step:.0%}, {rest_words}")
+    issue = profile["issue"]
+    calls = ", ".join(f"{c['calls']:.0f} × {name} {1e6 * c['per_step'].median:.1f} µs"
+                      for name, c in profile["calls"].items() if c["calls"])
+    text += (f"; Python's {1e6 * issue:.1f} µs to issue it are {calls} and {1e6 * profile['python_around']:.1f} µs "
+             "of Python around those calls")
+    verdict = pace(profile["issue_timing"], profile["step_timing"], kernels_timing(profile))
+    return timing.Verdict(f"{text}; {verdict}".replace("%", " %"), verdict.outcome)
+
+
+def stream_start(profile: dict) -> str:
+    """Why Python's issue time of a short stream is longer than in an epoch-long one: the first calls after
+    ctx.finish() cost more, once a stream, and a short stream shares that cost among few steps."""
+    short, long_ = profile["issue_short"], profile["issue"]
+    once = (short - long_) * profile["short_steps"]
+    return (f"issued {profile['short_steps']} at a time right after ctx.finish(), a step takes {1e6 * short:.1f} µs "
+            f"of Python against {1e6 * long_:.1f} µs in a stream of {profile['stream_steps']}: the start of a "
+            f"stream costs about {1e6 * once:.0f} µs once, shared by its steps")
+
+
+def epoch_account(trainer, profile: dict, epoch: float) -> dict:
+    """An epoch (seconds) as parts that add up to it: the steps (steps x the step in a stream, split as
+    step_shares splits it: arithmetic, fixed, rest), the readbacks (one per check), the order upload, and
+    what is left over ("unaccounted": the epoch minus all of them, negative when the parts measured apart
+    add up to more than the epoch)."""
+    steps = trainer.steps_per_epoch
+    fixed = profile["empty"] * profile["dispatches_per_step"]
+    parts = {f"step: {k}": v * steps for k, v in step_shares(profile["step"], profile["kernel_total"], fixed).items()}
+    parts["readback"] = profile["readback"] * -(-steps // trainer.check_every)
+    parts["upload"] = profile["order_upload"]
+    parts["unaccounted"] = epoch - sum(parts.values())
+    return parts
 
 
 def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
@@ -169,6 +316,46 @@ def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
     upload = profile["order_upload"]
     return {"upload": upload, "kernel": kernel, "readback": readback,
             "dispatch": max(epoch_seconds - kernel - readback - upload, 0.0)}
+
+
+def epoch_timing(trainer, epochs: int, warmup: int = 1, losses: list | None = None) -> timing.Timing:
+    """epoch_seconds as a timing.Timing (wall clock)."""
+    return timing.Timing(tuple(epoch_seconds(trainer, epochs, warmup, losses)), timing.WALL)
+
+
+STEP_CHANGING, STEP_SAME, NO_UNIFORM, NO_BARRIER = ("step(s), s = 0, 1, 2, ...", "step(0) every time",
+                                                    "dispatches alone, no uniform", "dispatches, no barrier (wrong)")
+
+
+def step_ways(trainer, stream: int | None = None, samples: int = 7, warmup: float | None = None) -> dict:
+    """A step issued four ways, each in a stream of `stream` steps (default: an epoch's), wall clock with
+    ctx.finish() at both ends, a step; measured interleaved: as train() issues it (the step uniform changes),
+    the same step every time, the step's dispatches and barriers with no uniform written, and the same
+    dispatches with no barrier between them: wrong results (a kernel reads what the one before it is still
+    writing), timed only to show what the barriers cost, and left out for split_hidden trainers (whose
+    forward's counters only a barrier keeps apart). {way: timing.Timing}; the trainer is put back after."""
+    ctx, clock = trainer.ctx, timing.Clock(trainer.ctx, use_queries=False)
+    stream = stream or trainer.steps_per_epoch
+    with put_back(trainer):
+        trainer.start_epoch(0)
+        trainer.step(0)
+        passes = trainer.dispatches(0)
+
+        def bare(barriers=True):
+            for kernel, groups in passes:
+                kernel.program.run(*groups)
+                if barriers:
+                    ctx.memory_barrier(BARRIER)
+
+        def way(issue):
+            return lambda: clock.wall(lambda: [issue(s) for s in range(stream)]) / stream
+        ways = {STEP_CHANGING: way(lambda s: trainer.step(s % trainer.steps_per_epoch)),
+                STEP_SAME: way(lambda s: trainer.step(0)), NO_UNIFORM: way(lambda s: bare())}
+        if not getattr(trainer, "split_hidden", False):
+            ways[NO_BARRIER] = way(lambda s: bare(barriers=False))
+        result = timing.measure_interleaved(ways, samples, warmup)
+        ctx.memory_barrier(BARRIER)   # the racing dispatches are done before put_back writes the weights
+    return result
 
 
 def empty_epochs(ctx, steps: int, groups: list, epochs: int = 3) -> list[float]:
