@@ -166,6 +166,35 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
     return fig
 
 
+PHASE_COLOURS.update({"between dispatches": "#b8b8b8", "unaccounted": "#ece7c9"})   # epoch_bars' parts
+
+
+def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = "", small: float = 0.02):
+    """An epoch (or a step) in parts, one stacked bar per row, seconds as stacked_bars takes them. A part too
+    thin to see (under `small` of the longest bar) is written after its bar and left out of the legend; a
+    negative part (an overlap, or parts measured apart adding up to more than the whole) cannot be drawn,
+    so it is left out of the bar and written after it too. Returns the figure and the words after the bars
+    ({row: text}) for the notebook to print."""
+    drawn = {name: {k: v for k, v in parts.items() if v >= 0} for name, parts in rows.items()}
+    longest = max(sum(p.values()) for p in drawn.values())
+    fig = stacked_bars(drawn, scale=scale, unit=unit, title=title, small=small)
+    ax = fig.axes[0]
+    visible = {k for p in drawn.values() for k, v in p.items() if v >= small * longest}
+    handles, labels = ax.get_legend_handles_labels()
+    kept = [(h, label) for h, label in zip(handles, labels) if label in visible]
+    ax.legend(*zip(*kept), loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
+    notes = {}
+    for name, parts in rows.items():
+        thin = [f"{k} {v * scale:.2g} {unit}" for k, v in parts.items() if 0 <= v < small * longest and len(parts) > 1]
+        negative = [f"{k} {v * scale:.2g} {unit}" for k, v in parts.items() if v < 0]
+        words = (["too thin to see: " + ", ".join(thin)] if thin else []) + \
+                (["not drawn, below zero: " + ", ".join(negative)] if negative else [])
+        if words:
+            notes[name] = "; ".join(words)
+    fig.tight_layout()
+    return fig, notes
+
+
 def clock_trace(log, windows=(), title: str = ""):
     """The SM clock (MHz) a frequency.FrequencyLog sampled, against seconds since its first sample, with the
     (start, end) perf_counter windows shaded (the epochs of a training loop, say). One axis: the clock;

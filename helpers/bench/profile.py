@@ -292,14 +292,19 @@ def stream_start(profile: dict) -> str:
             f"stream costs about {1e6 * once:.0f} µs once, shared by its steps")
 
 
+EPOCH_PARTS = {"arithmetic": "kernel", "fixed": "dispatch", "rest": "between dispatches"}   # step_shares -> epoch
+
+
 def epoch_account(trainer, profile: dict, epoch: float) -> dict:
     """An epoch (seconds) as parts that add up to it: the steps (steps x the step in a stream, split as
-    step_shares splits it: arithmetic, fixed, rest), the readbacks (one per check), the order upload, and
+    step_shares splits it, named as the series' bars name them: kernel (the arithmetic), dispatch (the fixed
+    cost of dispatches and barriers), between dispatches (the rest, negative for an overlap)), the readbacks (one per check), the order upload, and
     what is left over ("unaccounted": the epoch minus all of them, negative when the parts measured apart
     add up to more than the epoch)."""
     steps = trainer.steps_per_epoch
     fixed = profile["empty"] * profile["dispatches_per_step"]
-    parts = {f"step: {k}": v * steps for k, v in step_shares(profile["step"], profile["kernel_total"], fixed).items()}
+    shares = step_shares(profile["step"], profile["kernel_total"], fixed)
+    parts = {EPOCH_PARTS[k]: v * steps for k, v in shares.items()}
     parts["readback"] = profile["readback"] * -(-steps // trainer.check_every)
     parts["upload"] = profile["order_upload"]
     parts["unaccounted"] = epoch - sum(parts.values())
