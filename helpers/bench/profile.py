@@ -276,20 +276,25 @@ def step_account(profile: dict) -> timing.Verdict:
     issue = profile["issue"]
     calls = ", ".join(f"{c['calls']:.0f} × {name} {1e6 * c['per_step'].median:.1f} µs"
                       for name, c in profile["calls"].items() if c["calls"])
-    text += (f"; Python's {1e6 * issue:.1f} µs to issue it are {calls} and {1e6 * profile['python_around']:.1f} µs "
-             "of Python around those calls")
+    around = profile["python_around"]
+    text += (f"; Python's {1e6 * issue:.1f} µs to issue it are {calls} and "
+             + (f"{1e6 * around:.1f} µs of Python around those calls" if around >= 0 else
+                f"nothing measurable around them (the calls timed one by one add up to {-1e6 * around:.1f} µs more)"))
     verdict = pace(profile["issue_timing"], profile["step_timing"], kernels_timing(profile))
     return timing.Verdict(f"{text}; {verdict}".replace("%", " %"), verdict.outcome)
 
 
 def stream_start(profile: dict) -> str:
-    """Why Python's issue time of a short stream is longer than in an epoch-long one: the first calls after
-    ctx.finish() cost more, once a stream, and a short stream shares that cost among few steps."""
-    short, long_ = profile["issue_short"], profile["issue"]
-    once = (short - long_) * profile["short_steps"]
-    return (f"issued {profile['short_steps']} at a time right after ctx.finish(), a step takes {1e6 * short:.1f} µs "
-            f"of Python against {1e6 * long_:.1f} µs in a stream of {profile['stream_steps']}: the start of a "
-            f"stream costs about {1e6 * once:.0f} µs once, shared by its steps")
+    """Why Python's issue time of a short stream can be longer than in an epoch-long one: the first calls
+    after ctx.finish() may cost more, once a stream, and a short stream shares that among few steps."""
+    short, long_ = profile["issue_short_timing"], profile["issue_timing"]
+    head = (f"issued {profile['short_steps']} at a time right after ctx.finish(), a step takes {short.text()} of "
+            f"Python against {long_.text()} in a stream of {profile['stream_steps']}")
+    if timing.compare(long_, short) == timing.A_FASTER:
+        once = (short.median - long_.median) * profile["short_steps"]
+        return (f"{head}: the start of a stream costs about {1e6 * once:.0f} µs once, shared by its steps, so a "
+                "short stream overstates what a step costs to issue")
+    return f"{head}: the same within the noise, so the start of a stream costs nothing we can measure"
 
 
 EPOCH_PARTS = {"arithmetic": "kernel", "fixed": "dispatch", "rest": "between dispatches"}   # step_shares -> epoch
@@ -361,6 +366,45 @@ def step_ways(trainer, stream: int | None = None, samples: int = 7, warmup: floa
         result = timing.measure_interleaved(ways, samples, warmup)
         ctx.memory_barrier(BARRIER)   # the racing dispatches are done before put_back writes the weights
     return result
+
+
+def forwards_interleaved(trainers: dict, repeat: int, clock, samples: int = 10, warmup: float | None = None) -> dict:
+    """Each trainer's first dispatch of step 0 (its forward) with its barrier, in a stream of `repeat`, the
+    trainers taken in turn (timing.measure_interleaved): {name: Timing, seconds a dispatch}. Each sample
+    binds its trainer's buffers first (binding points are the context's), outside the timed part."""
+    def sample(t):
+        kernel, groups = t.dispatches(0)[0]
+
+        def stream():
+            for _ in range(repeat):
+                kernel.program.run(*groups)
+                t.ctx.memory_barrier(BARRIER)
+
+        def one():
+            t.bind()
+            return clock.kernel(stream) / repeat
+        return one
+    for t in trainers.values():
+        t.start_epoch(0)
+        t.step(0)   # the step's uniforms (and batch size) of step 0
+    return timing.measure_interleaved({name: sample(t) for name, t in trainers.items()}, samples, warmup,
+                                      clock=clock.source)
+
+
+def epochs_interleaved(trainers: dict, epochs: int, warmup: float | None = None) -> dict:
+    """Epochs of several trainers (epoch 0's order, drawn beforehand), taken in turn after a warm-up by time:
+    {name: Timing}, wall clock with ctx.finish() at both ends. It trains: the weights move on."""
+    def sample(t):
+        order = reference.epoch_order(t.n, 0, t.seed)
+
+        def one():
+            t.ctx.finish()
+            start = time.perf_counter()
+            t.run_epoch(0, order=order)
+            t.ctx.finish()
+            return time.perf_counter() - start
+        return one
+    return timing.measure_interleaved({name: sample(t) for name, t in trainers.items()}, epochs, warmup)
 
 
 def empty_epochs(ctx, steps: int, groups: list, epochs: int = 3) -> list[float]:
