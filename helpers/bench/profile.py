@@ -428,9 +428,9 @@ def mapped_read_effect(make_trainer, buffers=("A1", "dZ1"), reads: int = 5, repe
     Three fresh trainers from make_trainer(), each run one step and then: no reads; `reads` reads of each of
     trainer.arrays[buffers] through the staging buffer (GPUArray.read, what the trainers do); `reads` reads
     of the same buffers by mapping them (moderngl's Buffer.read_into). Then
-    every dispatch of a step is timed (profile_step's kernel figures). The reads come before any other use
-    of the buffers, which is when the driver decides where a buffer lives. Returns {"no reads" | "staged
-    reads" | "mapped reads": {file: seconds}}. Each trainer is released afterwards.
+    every dispatch of a step is timed (profile_step's kernel Timings, streams of `repeat`). The reads come
+    before any other use of the buffers, which is when the driver decides where a buffer lives. Returns
+    {"no reads" | "staged reads" | "mapped reads": {file: timing.Timing}}. Each trainer is released afterwards.
     """
     result = {}
     for label, read in (("no reads", None), ("staged reads", lambda a: a.read()),
@@ -443,21 +443,30 @@ def mapped_read_effect(make_trainer, buffers=("A1", "dZ1"), reads: int = 5, repe
             trainer.ctx.memory_barrier()
             for name in buffers:
                 read(trainer.arrays[name])
-        result[label] = profile_step(trainer, repeat, clock)["kernel"]
+        result[label] = profile_step(trainer, repeat, clock, stream=repeat)["kernel_timing"]
         trainer.release()
     return result
 
 
-def mapped_read_verdict(worst_name: str, worst: float, step: float, staged: float, margin: float = 0.1) -> str:
-    """One sentence on mapped_read_effect's figures: worst, the largest ratio of one kernel's time after
-    mapped reads to its time with no reads; step and staged, the step's kernels together after mapped and
-    after staged reads against no reads. A ratio within `margin` of 1 is called within the run-to-run noise;
-    the sentence claims nothing about where the driver put the buffers, which no GL call reports."""
-    def effect(ratio):
-        return (f"within {margin:.0%} of no reads".replace("%", " %") if abs(ratio - 1) <= margin
-                else ("slower" if ratio > 1 else "faster"))
-    return (f"after mapped reads a step's kernels took {step:.2f}× their time with no reads ({effect(step)}; "
-            f"the most affected, {worst_name}, {worst:.2f}×); after staged reads {staged:.2f}× ({effect(staged)})")
+def summed(kernels: dict) -> timing.Timing:
+    """{file: Timing} of one step's kernels, measured interleaved, as one Timing of their sum per round."""
+    return timing.Timing(tuple(sum(c) for c in zip(*(t.samples for t in kernels.values()))),
+                         next(iter(kernels.values())).clock)
+
+
+def mapped_read_verdict(worst_name: str, worst: float, none, staged, mapped) -> timing.Verdict:
+    """One sentence on mapped_read_effect's figures: worst, the largest ratio of one kernel's median after
+    mapped reads to its median with no reads (worst_name, that kernel); none, staged, mapped: Timings of a
+    step's kernels together (summed) with no reads, after staged and after mapped reads. Each effect is
+    compare's outcome against no reads; the outcome is the mapped reads' ("A faster": no reads faster, so
+    mapping slowed them). It claims nothing about where the driver put the buffers, which no GL call reports."""
+    def effect(t):
+        outcome = timing.compare(none, t)
+        words = {timing.A_FASTER: "slower", timing.B_FASTER: "faster"}.get(outcome, "the same within the noise")
+        return f"{t.text()}, {t.median / none.median:.2f}× their time with no reads, {none.text()}: {words}"
+    return timing.Verdict(f"after mapped reads a step's kernels took {effect(mapped)} (the most affected, "
+                          f"{worst_name}, {worst:.2f}×); after staged reads {effect(staged)}",
+                          timing.compare(none, mapped))
 
 
 def grid_barrier(ctx, n_groups: int, rounds: int, defines: dict | None = None, clock=None) -> dict:
