@@ -113,11 +113,12 @@ def busy_note(loop_busy: float | None, steady_busy: float | None, margin: float 
     return f"{figures}: about as busy in both"
 
 
-def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
+def verdict(slow, fast, clock_ratio: float, margin: float = 0.15, explain: float = 0.25) -> Verdict:
     """Does a lower clock explain slower epochs? slow, fast: Timings of the two kinds of epoch (the training
     loop's, back to back); clock_ratio: the fast epochs' clock / the slow ones'. A kernel's time scales at
     most with 1/clock (memory and the CPU's part do not speed up with the SMs), so the clock explains the
-    gap when clock_ratio, within `margin`, reaches the ratio of the times. Outcomes: "no gap" (the same
+    gap when clock_ratio, within `explain` (a clock read by sampling is rough), reaches the ratio of the
+    times; a clock within `margin` of the same is the same. Outcomes: "no gap" (the same
     within the noise), "clock explains", "clock explains part", "clock does not explain"."""
     slower = slow.median / fast.median
     if compare(fast, slow) != A_FASTER:
@@ -127,7 +128,7 @@ def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
     if clock_ratio < 1 + margin:
         return Verdict(f"{head} ran at about the same clock ({clock_ratio:.2f}×): the clock does not explain them",
                        "clock does not explain")
-    if clock_ratio * (1 + margin) >= slower:
+    if clock_ratio * (1 + explain) >= slower:
         return Verdict(f"{head} ran at a clock {clock_ratio:.2f}× lower: the lower clock explains the gap",
                        "clock explains")
     return Verdict(f"{head} ran at a clock {clock_ratio:.2f}× lower: the clock explains part of the gap, not all "

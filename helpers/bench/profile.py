@@ -454,19 +454,19 @@ def summed(kernels: dict) -> timing.Timing:
                          next(iter(kernels.values())).clock)
 
 
-def mapped_read_verdict(worst_name: str, worst: float, none, staged, mapped) -> timing.Verdict:
+def mapped_read_verdict(worst_name: str, worst: float, none, staged, mapped, margin: float = 0.10) -> timing.Verdict:
     """One sentence on mapped_read_effect's figures: worst, the largest ratio of one kernel's median after
     mapped reads to its median with no reads (worst_name, that kernel); none, staged, mapped: Timings of a
     step's kernels together (summed) with no reads, after staged and after mapped reads. Each effect is
     compare's outcome against no reads; the outcome is the mapped reads' ("A faster": no reads faster, so
     mapping slowed them). It claims nothing about where the driver put the buffers, which no GL call reports."""
     def effect(t):
-        outcome = timing.compare(none, t)
+        outcome = timing.compare(none, t, margin)
         words = {timing.A_FASTER: "slower", timing.B_FASTER: "faster"}.get(outcome, "the same within the noise")
         return f"{t.text()}, {t.median / none.median:.2f}× their time with no reads, {none.text()}: {words}"
     return timing.Verdict(f"after mapped reads a step's kernels took {effect(mapped)} (the most affected, "
                           f"{worst_name}, {worst:.2f}×); after staged reads {effect(staged)}",
-                          timing.compare(none, mapped))
+                          timing.compare(none, mapped, margin))
 
 
 def grid_barrier(ctx, n_groups: int, rounds: int, defines: dict | None = None, clock=None) -> dict:
