@@ -170,7 +170,7 @@ def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
         raise ValueError(f"the parts must add up to a positive time, got {total}")
     shares = {k: v / total for k, v in parts.items()}
     ranked = sorted(shares, key=shares.get, reverse=True)
-    text = "shares of the epoch: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()).replace("%", " %")
+    text = "shares of the epoch: " + ", ".join(f"{k} {round(100 * v) + 0} %" for k, v in shares.items())
     if len(ranked) == 1 or shares[ranked[0]] - shares[ranked[1]] > lead:
         return timing.Verdict(f"{text}; the largest is {ranked[0]}", f"largest: {ranked[0]}")
     return timing.Verdict(f"{text}; {ranked[0]} and {ranked[1]} are too close to call the larger", "too close to call")

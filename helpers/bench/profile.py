@@ -221,6 +221,18 @@ def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = N
             "order_upload_timing": order_upload}
 
 
+def seconds_text(seconds: float) -> str:
+    """A duration in the unit that suits it, three significant digits: '12.3 µs', '1.72 ms', '-4.4 ms'."""
+    scale, unit = timing._unit(abs(seconds), "auto")
+    return f"{'-' if seconds < 0 else ''}{timing._g(abs(seconds) * scale, 3)} {unit}"
+
+
+def share_text(part: float, whole: float) -> str:
+    """part / whole as a whole percentage, with a space before the sign and never '-0 %'."""
+    value = round(100 * part / whole)
+    return f"{value + 0} %"
+
+
 PYTHON_PACE, GPU_PACE, TOO_CLOSE = "Python sets the pace", "the GPU sets the pace", "too close to call"
 
 
@@ -268,20 +280,20 @@ def step_account(profile: dict) -> timing.Verdict:
     step = profile["step"]
     parts = step_shares(step, profile["kernel_total"], fixed)
     rest = parts["rest"]
-    rest_words = (f"{rest / step:.0%} the GPU between its dispatches (idle, or waiting for the next)" if rest >= 0
-                  else f"less {-rest / step:.0%} that the kernels overlap when they run back to back in a step")
+    rest_words = (f"{share_text(rest, step)} the GPU between its dispatches (idle, or waiting for the next)" if rest >= 0
+                  else f"less {share_text(-rest, step)} that the kernels overlap when they run back to back in a step")
     text = (f"a step in a stream of {profile['stream_steps']} takes {profile['step_timing'].text()}: the kernels' "
-            f"arithmetic {parts['arithmetic'] / step:.0%}, the fixed cost of {profile['dispatches_per_step']} "
-            f"dispatches and barriers {parts['fixed'] / step:.0%}, {rest_words}")
+            f"arithmetic {share_text(parts['arithmetic'], step)}, the fixed cost of {profile['dispatches_per_step']} "
+            f"dispatches and barriers {share_text(parts['fixed'], step)}, {rest_words}")
     issue = profile["issue"]
-    calls = ", ".join(f"{c['calls']:.0f} × {name} {1e6 * c['per_step'].median:.1f} µs"
+    calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
                       for name, c in profile["calls"].items() if c["calls"])
     around = profile["python_around"]
-    text += (f"; Python's {1e6 * issue:.1f} µs to issue it are {calls} and "
-             + (f"{1e6 * around:.1f} µs of Python around those calls" if around >= 0 else
-                f"nothing measurable around them (the calls timed one by one add up to {-1e6 * around:.1f} µs more)"))
+    text += (f"; Python's {seconds_text(issue)} to issue it are {calls} and "
+             + (f"{seconds_text(around)} of Python around those calls" if around >= 0 else
+                f"nothing measurable around them (the calls timed one by one add up to {seconds_text(-around)} more)"))
     verdict = pace(profile["issue_timing"], profile["step_timing"], kernels_timing(profile))
-    return timing.Verdict(f"{text}; {verdict}".replace("%", " %"), verdict.outcome)
+    return timing.Verdict(f"{text}; {verdict}", verdict.outcome)
 
 
 def stream_start(profile: dict) -> str:
@@ -292,7 +304,7 @@ def stream_start(profile: dict) -> str:
             f"Python against {long_.text()} in a stream of {profile['stream_steps']}")
     if timing.compare(long_, short) == timing.A_FASTER:
         once = (short.median - long_.median) * profile["short_steps"]
-        return (f"{head}: the start of a stream costs about {1e6 * once:.0f} µs once, shared by its steps, so a "
+        return (f"{head}: the start of a stream costs about {seconds_text(once)} once, shared by its steps, so a "
                 "short stream overstates what a step costs to issue")
     return f"{head}: the same within the noise, so the start of a stream costs nothing we can measure"
 
