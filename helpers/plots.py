@@ -171,13 +171,13 @@ PHASE_COLOURS.update({"between dispatches": "#b8b8b8", "unaccounted": "#ece7c9"}
 
 def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = "", small: float = 0.02):
     """An epoch (or a step) in parts, one stacked bar per row, seconds as stacked_bars takes them. A part too
-    thin to see (under `small` of the longest bar) is written after its bar and left out of the legend; a
+    thin to see (under `small` of the longest bar) is left out of the legend and named in words; a
     negative part (an overlap, or parts measured apart adding up to more than the whole) cannot be drawn,
-    so it is left out of the bar and written after it too. Returns the figure and the words after the bars
-    ({row: text}) for the notebook to print."""
+    so it is left out of the bar and named with them. Returns the figure and those words ({row: text}) for
+    the notebook to print under it."""
     drawn = {name: {k: v for k, v in parts.items() if v >= 0} for name, parts in rows.items()}
     longest = max(sum(p.values()) for p in drawn.values())
-    fig = stacked_bars(drawn, scale=scale, unit=unit, title=title, small=small)
+    fig = stacked_bars(drawn, scale=scale, unit=unit, title=title)   # the thin parts: in the notes, printed
     ax = fig.axes[0]
     visible = {k for p in drawn.values() for k, v in p.items() if v >= small * longest}
     handles, labels = ax.get_legend_handles_labels()
