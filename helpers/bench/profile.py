@@ -100,6 +100,18 @@ def put_back(trainer):
         trainer.t, trainer._counts = t, counts
 
 
+class StepTiming(timing.Timing):
+    """A timing.Timing that float() turns into its median, so that a profile holding them is written to a
+    benchmark's JSON (json.dumps(..., default=float)) as plain medians."""
+
+    def __float__(self) -> float:
+        return self.median
+
+
+def _kept(t: timing.Timing) -> StepTiming:
+    return StepTiming(t.samples, t.clock)
+
+
 CALLS = ("run()", "memory_barrier()", "uniform write")   # the calls a step makes, as issue_calls names them
 
 
@@ -147,7 +159,7 @@ def issue_calls(trainer, steps: int, samples: int = 5) -> dict:
         for name, (seconds, calls) in totals.items():
             per[name].append(seconds / steps)
             counts[name] = calls / steps
-    return {name: {"per_step": timing.Timing(tuple(v), timing.WALL), "calls": counts[name]} for name, v in per.items()}
+    return {name: {"per_step": StepTiming(tuple(v), timing.WALL), "calls": counts[name]} for name, v in per.items()}
 
 
 def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = None, stream: int | None = None,
@@ -207,6 +219,9 @@ def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = N
         readback = timing.measure(lambda: clock.wall(lambda: trainer.loss_sums(0, reads)), 5, warmup=0.0)
         order = reference.epoch_order(trainer.n, 0, trainer.seed)
         order_upload = timing.measure(lambda: clock.wall(lambda: trainer.write("order", order)), 5, warmup=0.0)
+    kernel, empty = {k: _kept(t) for k, t in kernel.items()}, _kept(empty)
+    streams = {k: _kept(t) for k, t in streams.items()}
+    readback, order_upload = _kept(readback), _kept(order_upload)
     total = sum(t.median for t in kernel.values())
     step, issued = streams["step"], streams["issue"]
     python_around = issued.median - sum(c["per_step"].median for c in calls.values())
