@@ -176,7 +176,7 @@ def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = N
         to issue the same stream (no wait for the GPU), a step; issue_short: the same for a stream of
         `repeat` steps right after ctx.finish(); measured interleaved;
       calls: issue_calls, Python's issue time call by call; python_around: issue minus the calls (the
-        Python of the step method around them, as a share of nothing else);
+        Python of the step method around them);
       readback (the losses of check_every steps) and order_upload (one epoch's order), wall clock.
     overhead = step - kernels.
     """
