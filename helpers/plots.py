@@ -185,8 +185,11 @@ def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = ""
     ax.legend(*zip(*kept), loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
     notes = {}
     for name, parts in rows.items():
-        thin = [f"{k} {v * scale:.2g} {unit}" for k, v in parts.items() if 0 <= v < small * longest and len(parts) > 1]
-        negative = [f"{k} {v * scale:.2g} {unit}" for k, v in parts.items() if v < 0]
+        def figure(v):
+            x = v * scale
+            return f"{x:,.0f} {unit}" if abs(x) >= 100 else f"{x:.2g} {unit}"
+        thin = [f"{k} {figure(v)}" for k, v in parts.items() if 0 <= v < small * longest and len(parts) > 1]
+        negative = [f"{k} {figure(v)}" for k, v in parts.items() if v < 0]
         words = (["too thin to see: " + ", ".join(thin)] if thin else []) + \
                 (["not drawn, below zero: " + ", ".join(negative)] if negative else [])
         if words:
