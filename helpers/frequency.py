@@ -25,6 +25,8 @@ import subprocess
 import threading
 import time
 
+from .timing import A_FASTER, Verdict, compare
+
 QUERY = "clocks.sm,clocks.max.sm,utilization.gpu"  # MHz now, the highest MHz, % of the last period busy
 
 
@@ -111,18 +113,23 @@ def busy_note(loop_busy: float | None, steady_busy: float | None, margin: float 
     return f"{figures}: about as busy in both"
 
 
-def verdict(slower: float, clock_ratio: float, margin: float = 0.15) -> str:
-    """Does a lower clock explain slower epochs? slower: the slow epochs' time / the fast ones'; clock_ratio:
-    the fast epochs' clock / the slow ones'. A kernel's time scales at most with 1/clock (memory and the
-    CPU's part do not speed up with the SMs), so the clock explains the gap when clock_ratio >= slower,
-    within `margin`."""
-    if slower < 1 + margin:
-        return f"the two kinds of epoch took about the same time ({slower:.2f}×): there is no gap to explain"
+def verdict(slow, fast, clock_ratio: float, margin: float = 0.15, explain: float = 0.25) -> Verdict:
+    """Does a lower clock explain slower epochs? slow, fast: Timings of the two kinds of epoch (the training
+    loop's, back to back); clock_ratio: the fast epochs' clock / the slow ones'. A kernel's time scales at
+    most with 1/clock (memory and the CPU's part do not speed up with the SMs), so the clock explains the
+    gap when clock_ratio, within `explain` (a clock read by sampling is rough), reaches the ratio of the
+    times; a clock within `margin` of the same is the same. Outcomes: "no gap" (the same
+    within the noise), "clock explains", "clock explains part", "clock does not explain"."""
+    slower = slow.median / fast.median
+    if compare(fast, slow) != A_FASTER:
+        return Verdict(f"the two kinds of epoch take the same time within the noise ({slow.text()} and "
+                       f"{fast.text()}): there is no gap to explain", "no gap")
+    head = f"the slower epochs ({slow.text()}, {slower:.2f}× the time of {fast.text()})"
     if clock_ratio < 1 + margin:
-        return (f"the slower epochs ({slower:.2f}× the time) ran at about the same clock ({clock_ratio:.2f}×): "
-                "the clock does not explain them")
-    if clock_ratio * (1 + margin) >= slower:
-        return (f"the slower epochs ({slower:.2f}× the time) ran at a clock {clock_ratio:.2f}× lower: "
-                "the lower clock explains the gap")
-    return (f"the slower epochs ({slower:.2f}× the time) ran at a clock {clock_ratio:.2f}× lower: the clock "
-            "explains part of the gap, not all of it")
+        return Verdict(f"{head} ran at about the same clock ({clock_ratio:.2f}×): the clock does not explain them",
+                       "clock does not explain")
+    if clock_ratio * (1 + explain) >= slower:
+        return Verdict(f"{head} ran at a clock {clock_ratio:.2f}× lower: the lower clock explains the gap",
+                       "clock explains")
+    return Verdict(f"{head} ran at a clock {clock_ratio:.2f}× lower: the clock explains part of the gap, not all "
+                   "of it", "clock explains part")

@@ -161,24 +161,55 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
     return fig
 
 
+PHASE_COLOURS.update({"between dispatches": "#b8b8b8", "unaccounted": "#ece7c9"})   # epoch_bars' parts
+
+
+def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = "", small: float = 0.02):
+    """An epoch (or a step) in parts, one stacked bar per row, seconds as stacked_bars takes them. A part too
+    thin to see (under `small` of the longest bar) is left out of the legend and named in words; a
+    negative part (an overlap, or parts measured apart adding up to more than the whole) cannot be drawn,
+    so it is left out of the bar and named with them. Returns the figure and those words ({row: text}) for
+    the notebook to print under it."""
+    drawn = {name: {k: v for k, v in parts.items() if v >= 0} for name, parts in rows.items()}
+    longest = max(sum(p.values()) for p in drawn.values())
+    fig = stacked_bars(drawn, scale=scale, unit=unit, title=title)   # the thin parts: in the notes, printed
+    ax = fig.axes[0]
+    visible = {k for p in drawn.values() for k, v in p.items() if v >= small * longest}
+    handles, labels = ax.get_legend_handles_labels()
+    kept = [(h, label) for h, label in zip(handles, labels) if label in visible]
+    ax.legend(*zip(*kept), loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
+    notes = {}
+    for name, parts in rows.items():
+        def figure(v):
+            x = v * scale
+            return f"{x:,.0f} {unit}" if abs(x) >= 100 else f"{x:.2g} {unit}"
+        thin = [f"{k} {figure(v)}" for k, v in parts.items() if 0 <= v < small * longest and len(parts) > 1]
+        negative = [f"{k} {figure(v)}" for k, v in parts.items() if v < 0]
+        words = (["too thin to see: " + ", ".join(thin)] if thin else []) + \
+                (["not drawn, below zero: " + ", ".join(negative)] if negative else [])
+        if words:
+            notes[name] = "; ".join(words)
+    fig.tight_layout()
+    return fig, notes
+
+
 def clock_trace(log, windows=(), title: str = ""):
-    """The SM clock (MHz) and utilisation (%) a frequency.FrequencyLog sampled, against seconds since its
-    first sample, with the (start, end) perf_counter windows shaded (the epochs of a training loop, say)."""
+    """The SM clock (MHz) a frequency.FrequencyLog sampled, against seconds since its first sample, with the
+    (start, end) perf_counter windows shaded (the epochs of a training loop, say). One axis: the clock;
+    the highest clock the driver reports is named in the title, not drawn over the samples."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 3.2))
     t0 = log.samples[0][0]
-    t, mhz, busy = (np.array(column) for column in zip(*log.samples))
+    t, mhz = (np.array(column) for column in list(zip(*log.samples))[:2])
     for i, (start, end) in enumerate(windows):
         ax.axvspan(start - t0, end - t0, color="tab:green", alpha=0.15, lw=0, label="epochs" if i == 0 else None)
     ax.plot(t - t0, mhz, color="tab:blue", marker=".", markersize=3, label="SM clock")
-    ax.axhline(log.max_mhz, color="tab:blue", ls="--", lw=1, label=f"highest clock, {log.max_mhz:.0f} MHz")
-    ax.set(xlabel="seconds", ylabel="SM clock (MHz)", ylim=(0, 1.1 * log.max_mhz), title=title)
-    busy_ax = ax.twinx()
-    busy_ax.plot(t - t0, busy, color="tab:orange", lw=1, alpha=0.7, label="busy (%)")
-    busy_ax.set(ylabel="busy (% of the sample period)", ylim=(0, 110))
-    handles = ax.get_legend_handles_labels()[0] + busy_ax.get_legend_handles_labels()[0]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.08, 1), fontsize=9)
+    top = log.max_mhz or float(mhz.max())
+    ax.set(xlabel="seconds", ylabel="SM clock (MHz)", ylim=(0, 1.15 * top),
+           title=f"{title} (highest clock the driver reports: {top:.0f} MHz)" if title else
+           f"highest clock the driver reports: {top:.0f} MHz")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -84,15 +84,25 @@ def test_the_real_nvidia_smi_reports_a_clock():
     assert all(0 < mhz <= log.max_mhz for _, mhz, _ in log.samples)
 
 
-@pytest.mark.parametrize("slower, clock_ratio, says", [
-    (1.05, 3.0, "no gap to explain"),
-    (2.5, 1.05, "the clock does not explain them"),
-    (2.5, 2.4, "the lower clock explains the gap"),
-    (2.5, 3.5, "the lower clock explains the gap"),
-    (3.0, 1.5, "explains part of the gap"),
+def _epochs(ms, spread=0.01):
+    from helpers import timing
+    return timing.Timing(tuple(ms * 1e-3 * (1 + spread * k) for k in (-1, -0.5, 0, 0.5, 1)))
+
+
+@pytest.mark.parametrize("slow, clock_ratio, outcome, says", [
+    (20.5, 3.0, "no gap", "no gap to explain"),
+    (50.0, 1.05, "clock does not explain", "the clock does not explain them"),
+    (50.0, 2.4, "clock explains", "the lower clock explains the gap"),
+    (50.0, 3.5, "clock explains", "the lower clock explains the gap"),
+    (60.0, 1.5, "clock explains part", "explains part of the gap"),
 ])
-def test_verdict(slower, clock_ratio, says):
-    assert says in verdict(slower, clock_ratio)
+def test_verdict(slow, clock_ratio, outcome, says):
+    v = verdict(_epochs(slow), _epochs(20.0), clock_ratio)
+    assert v.outcome == outcome and says in v
+
+
+def test_verdict_calls_noisy_epochs_the_same():
+    assert verdict(_epochs(26.0, 0.3), _epochs(20.0, 0.3), 3.0).outcome == "no gap"
 
 
 def test_epoch_seconds_warms_the_gpu_up_before_it_times(ctx, monkeypatch):

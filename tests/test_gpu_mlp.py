@@ -97,3 +97,44 @@ def test_tiny_mnist_run_matches_numpy(ctx, mnist_dir):
     assert history["test_acc"][-1] > 0.8, f"2 epochs on 2048 images should reach 80 %: {history['test_acc']}"
     assert abs(history["test_acc"][-1] - ref_history["test_acc"][-1]) <= 0.01
     assert rel_error(history["loss"], ref_history["loss"]) < 1e-4
+
+
+# --- the step account's measurements (helpers.bench.profile), on the small trainer ------------------------------
+
+def test_issue_calls_counts_every_call_of_a_step_and_restores_moderngl(ctx, rng):
+    import moderngl
+    from helpers.bench import profile
+
+    images, labels, params = toy(rng)
+    trainer = GPUTrainer(ctx, params, images, labels, batch_size=32, optimizer=reference.SGD(0.3), seed=7)
+    originals = (moderngl.ComputeShader.run, moderngl.Context.memory_barrier, moderngl.Uniform.value)
+    trainer.start_epoch(0)
+    trainer.step(0)
+    calls = profile.issue_calls(trainer, steps=3, samples=2)
+    assert (moderngl.ComputeShader.run, moderngl.Context.memory_barrier, moderngl.Uniform.value) == originals
+    assert calls["run()"]["calls"] == 6 and calls["memory_barrier()"]["calls"] == 6   # six dispatches a step
+    assert calls["uniform write"]["calls"] >= 4                                      # start x3 and the slot
+    assert all(c["per_step"].median > 0 for c in calls.values())
+    trainer.release()
+
+
+def test_profile_step_and_step_ways_put_the_trainer_back_and_add_up(ctx, rng):
+    from helpers.bench import profile
+
+    images, labels, params = toy(rng)
+    trainer = GPUTrainer(ctx, params, images, labels, batch_size=32, optimizer=reference.SGD(0.3), seed=7)
+    trainer.start_epoch(0)
+    before = trainer.read_params()
+    prof = profile.profile_step(trainer, repeat=2, warmup=0.0, samples=3)
+    ways = profile.step_ways(trainer, samples=2, warmup=0.0)
+    assert_close(trainer.read_params(), before, "after measuring")
+    assert prof["stream_steps"] == trainer.steps_per_epoch          # a stream of an epoch's steps
+    calls = sum(c["per_step"].median for c in prof["calls"].values())
+    assert calls + prof["python_around"] == pytest.approx(prof["issue"])
+    assert list(ways) == [profile.STEP_CHANGING, profile.STEP_SAME, profile.NO_UNIFORM, profile.NO_BARRIER]
+    parts = profile.epoch_account(trainer, prof, 1.0)
+    assert sum(parts.values()) == pytest.approx(1.0)
+    import json
+    written = json.loads(json.dumps(prof, default=float))        # as the benchmarks write it: medians
+    assert written["step_timing"] == pytest.approx(prof["step"]) and written["issue"] == pytest.approx(prof["issue"])
+    trainer.release()

@@ -1,53 +1,116 @@
 """The sentences notebook 05 prints from its measurements, each tried with made-up numbers on both sides of
 its threshold, so that a sentence can never contradict the figures printed beside it."""
 
+import re
+
 import pytest
 
-from helpers import frequency
+from helpers import frequency, timing
 from helpers.bench import profile, train
 
 
-# a step: which share of it is arithmetic, and who sets the pace ------------------------------------------
+# a step: parts that add up to it, Python call by call, and who sets the pace (three outcomes) ---------------
 
-def test_step_verdict_arithmetic_under_half_is_not_called_dominant():
-    # the figures an H100 printed: kernels 40.2 µs in all, 6 empty dispatches 15.0 µs, step 57.2, Python 32.9
-    text = profile.step_verdict(step=57.2e-6, kernel_total=40.2e-6, fixed=15.0e-6, issue=32.9e-6)
-    assert "44 %" in text and "less than half" in text
-    assert "dominates" not in text
-    assert "26 %" in text and "30 %" in text          # fixed cost, and the rest
-    assert "the GPU sets the pace" in text           # Python queues a step faster than the GPU runs it
+US = 1e-6
 
 
-def test_step_verdict_arithmetic_over_half():
-    text = profile.step_verdict(step=50e-6, kernel_total=45e-6, fixed=5e-6, issue=10e-6)
-    assert "80 %" in text and "more than half" in text
-    assert "less than half" not in text
+def T(median_us, spread=0.01):
+    """A made-up Timing around median_us with a 20-80 % band of about +-0.6 spread."""
+    m = median_us * US
+    return timing.Timing(tuple(m * (1 + spread * k) for k in (-1, -0.5, 0, 0.5, 1)))
 
 
-def test_step_verdict_python_slower_than_the_gpu_sets_the_pace():
-    text = profile.step_verdict(step=60e-6, kernel_total=30e-6, fixed=12e-6, issue=58e-6)
-    assert "Python sets the pace" in text
-    assert "the GPU sets the pace" not in text
+def _profile(step=40.0, kernels=(18.0, 4.0, 5.0, 4.0, 9.0, 3.0), empty=1.7, issue=20.0, calls=(12.0, 2.0, 4.0),
+             short=None):
+    kernel_timing = {f"k{i}.comp": T(k) for i, k in enumerate(kernels)}
+    calls = dict(zip(("run()", "memory_barrier()", "uniform write"),
+                     ({"per_step": T(c), "calls": n} for c, n in zip(calls, (6, 6, 4)))))
+    short = issue if short is None else short
+    return {"kernel": {k: t.median for k, t in kernel_timing.items()}, "kernel_timing": kernel_timing,
+            "kernel_total": sum(kernels) * US, "empty": empty * US, "dispatches_per_step": len(kernels),
+            "step": step * US, "step_timing": T(step), "issue": issue * US, "issue_timing": T(issue),
+            "issue_short": short * US, "issue_short_timing": T(short), "short_steps": 30, "stream_steps": 469,
+            "calls": calls, "python_around": (issue - sum(c["per_step"].median / US for c in calls.values())) * US,
+            "clock": timing.GPU_QUERY}
 
 
-def test_step_verdict_kernels_that_overlap_leave_no_negative_rest():
-    # each kernel timed alone can sum to more than the step (neighbours overlap in a real step)
-    text = profile.step_verdict(step=40e-6, kernel_total=44e-6, fixed=10e-6, issue=20e-6)
-    assert "-" not in text.split("µs")[0]          # no negative share anywhere
+def _percents(text):
+    """The shares a step_account sentence gives the step, signed ('less N %' counts negative)."""
+    head = text.split("; Python")[0]
+    return [(-1 if before.endswith("less ") else 1) * int(n) for before, n in re.findall(r"(less )?(\d+) %", head)]
+
+
+def test_pace_gpu_when_python_finishes_issuing_clearly_first():
+    v = profile.pace(issue=T(20), step=T(40), kernels=T(44))
+    assert v.outcome == profile.GPU_PACE and "the GPU sets the pace" in v and "Python sets" not in v
+
+
+def test_pace_python_when_the_step_lasts_as_long_as_issuing_and_the_gpu_needs_less():
+    v = profile.pace(issue=T(30), step=T(30.5), kernels=T(18))
+    assert v.outcome == profile.PYTHON_PACE and "Python sets the pace" in v
+
+
+def test_pace_too_close_when_the_gpu_needs_as_long_as_python():
+    v = profile.pace(issue=T(30), step=T(31), kernels=T(29.5))
+    assert v.outcome == profile.TOO_CLOSE and "too close to call" in v
+    assert "sets the pace" not in v
+
+
+def test_pace_too_close_when_the_step_is_shorter_than_issuing_beyond_the_noise():
+    # a step shorter than Python's issue time means the two were measured apart and disagree: no claim
+    v = profile.pace(issue=T(30), step=T(22), kernels=T(18))
+    assert v.outcome == profile.TOO_CLOSE
+
+
+def test_step_account_shares_add_to_a_hundred_with_a_gap_between_dispatches():
+    prof = _profile(step=60.0, kernels=(10.0, 10.0, 10.0), empty=2.0, issue=20.0)
+    text = profile.step_account(prof)
+    assert sum(_percents(text)) in (99, 100, 101)         # rounding of three shares
+    assert "between its dispatches" in text and "less" not in text.split("; Python")[0]
+    assert text.outcome == profile.GPU_PACE
+
+
+def test_step_account_shares_add_to_a_hundred_when_kernels_overlap():
+    prof = _profile(step=40.0, kernels=(18.0, 4.0, 5.0, 4.0, 9.0, 4.0), empty=1.7, issue=20.0)   # 44 µs alone
+    text = profile.step_account(prof)
+    shares = _percents(text)
+    assert any(s < 0 for s in shares) and sum(shares) in (99, 100, 101)
     assert "overlap" in text
-    assert "77 %" in text and "23 %" in text       # shares of the kernels' sum, never over 100 %
-    assert "85 %" not in text
 
 
-def test_step_verdict_far_over_the_step_gives_no_share_over_a_hundred():
-    # a software renderer: kernels one by one 180 ms against a 154 ms step
-    text = profile.step_verdict(step=0.154, kernel_total=0.180, fixed=6e-5, issue=0.19)
-    assert "117 %" not in text and "100 %" in text
+def test_step_account_names_each_call_and_the_python_around_them():
+    text = profile.step_account(_profile(issue=20.0, calls=(12.0, 2.0, 4.0)))
+    assert "6 × run() 12 µs" in text and "4 × uniform write 4 µs" in text
+    assert "2 µs of Python around those calls" in text
 
 
-def test_step_verdict_refuses_a_step_of_no_time():
+def test_step_account_when_the_calls_add_up_to_more_than_the_issue_time():
+    text = profile.step_account(_profile(issue=17.0, calls=(12.0, 2.0, 4.0)))
+    assert "nothing measurable around them" in text and "-" not in text.split("Python's")[1].split(";")[0]
+
+
+def test_step_shares_add_up_to_the_step_and_refuse_no_time():
+    parts = profile.step_shares(40e-6, 44e-6, 10e-6)
+    assert sum(parts.values()) == pytest.approx(40e-6) and parts["rest"] < 0
     with pytest.raises(ValueError, match="step"):
-        profile.step_verdict(step=0.0, kernel_total=1e-6, fixed=1e-6, issue=1e-6)
+        profile.step_shares(0.0, 1e-6, 1e-6)
+
+
+def test_stream_start_on_both_sides():
+    costly = profile.stream_start(_profile(issue=10.0, short=29.5))
+    assert "costs about 585 µs once" in costly and "overstates" in costly
+    same = profile.stream_start(_profile(issue=10.0, short=10.1))
+    assert "costs nothing we can measure" in same
+
+
+def test_epoch_account_adds_up_to_the_epoch():
+    class Trainer:
+        steps_per_epoch, check_every = 469, 50
+    prof = dict(_profile(step=38.0), readback=35e-6, order_upload=60e-6)
+    parts = profile.epoch_account(Trainer(), prof, 18.9e-3)
+    assert sum(parts.values()) == pytest.approx(18.9e-3)
+    assert parts["readback"] == pytest.approx(10 * 35e-6) and set(parts) >= {"kernel", "dispatch", "unaccounted"}
+    assert parts["kernel"] + parts["dispatch"] + parts["between dispatches"] == pytest.approx(469 * 38e-6)
 
 
 # nvidia-smi's busy figure: a comment where it disagrees with the clock ------------------------------------
@@ -69,25 +132,27 @@ def test_busy_note_without_samples():
     assert "not sampled" in frequency.busy_note(None, 70.0)
 
 
-# the mapped-read experiment (appendix): a conclusion only from the figure it names ------------------------
+# the mapped-read experiment (appendix): a conclusion only from the figures it names ---------------------
 
-def test_mapped_read_verdict_small_effect_is_called_small():
-    # an H100 printed: worst kernel 1.4×, the step's kernels 1.06×, staged 1.00×
-    text = profile.mapped_read_verdict(worst_name="dense_backward_1_relu.comp", worst=1.35, step=1.06, staged=1.00)
-    assert "1.06×" in text and "1.35×" in text
-    assert "within" in text                         # the step's kernels moved by less than the margin
-    assert "left the buffers" not in text           # no claim about what the driver did
+def test_mapped_read_verdict_small_effect_is_the_same_within_the_noise():
+    v = profile.mapped_read_verdict("dense_backward_1_relu.comp", 1.35, none=T(44), staged=T(44.2), mapped=T(45))
+    assert v.outcome == timing.SAME and "the same within the noise" in v and "1.35×" in v
+    assert "left the buffers" not in v            # no claim about what the driver did
 
 
 def test_mapped_read_verdict_large_effect_is_called_a_slowdown():
-    text = profile.mapped_read_verdict(worst_name="gather_backward_1_u8.comp", worst=3.0, step=1.8, staged=1.01)
-    assert "1.80×" in text and "slower" in text
-    assert "within" not in text.split(";")[0]
+    v = profile.mapped_read_verdict("gather_backward_1_u8.comp", 3.0, none=T(44), staged=T(44), mapped=T(80))
+    assert v.outcome == timing.A_FASTER and "slower" in v.split(";")[0]
 
 
 def test_mapped_read_verdict_staged_reads_that_cost_are_reported():
-    text = profile.mapped_read_verdict(worst_name="x.comp", worst=1.5, step=1.3, staged=1.25)
-    assert "staged reads" in text and "1.25×" in text and "slower" in text.split(";")[-1]
+    v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(50), mapped=T(52))
+    assert "staged reads" in v and "slower" in v.split(";")[-1]
+
+
+def test_summed_adds_the_kernels_round_by_round():
+    total = profile.summed({"a": T(10), "b": T(5)})
+    assert total.median == pytest.approx(15 * US)
 
 
 # the one PyTorch eager epoch every notebook quotes --------------------------------------------------------

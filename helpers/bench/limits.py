@@ -21,6 +21,7 @@ import json
 import sys
 from pathlib import Path
 
+from .. import timing
 from . import fused, inference, matmul, products
 
 
@@ -109,82 +110,106 @@ def table(record: dict) -> str:
 
 # --- notebook 08's sentences: where a fused step's time goes ------------------------------------------------------
 
-def step_bound(python_issue: float, gpu_step: float) -> str:
-    """Which side bounds a step: Python issuing it, or the GPU running it (seconds each)."""
-    if python_issue > gpu_step:
-        return (f"Python bounds a step here: issuing it takes {python_issue / gpu_step:.2f}× the GPU's time for it, "
-                "so the GPU waits for Python.")
-    return (f"The GPU bounds a step here, not Python: Python issues a step in {python_issue / gpu_step:.0%} of the "
-            "GPU's time for it and then runs ahead.")
+# Datasheet figures of the cards the series has run on, looked up by gl.card(ctx): (HBM bytes/s, FP32 flop/s,
+# SMs, the source). A card not listed gets no datasheet figure, and nothing is judged against one.
+DATASHEETS = {
+    "NVIDIA H100 80GB HBM3": (3.35e12, 67e12, 132, "NVIDIA H100 Tensor Core GPU datasheet, H100 SXM column"),
+    "NVIDIA H200": (4.8e12, 67e12, 132, "NVIDIA H200 Tensor Core GPU datasheet, H200 SXM column"),
+}
 
 
-def uniform_cost(changing: float, same: float, bare: float, tolerance: float = 0.05) -> str:
-    """What the step uniform costs a step in a stream, from three streams (seconds a step): the step number
-    changing every step, the same step number every time, and no uniform written at all."""
-    numbers = f"(step(s) {1e6 * changing:.1f} µs, step(0) every time {1e6 * same:.1f}, no uniform {1e6 * bare:.1f})"
-    if changing > same * (1 + tolerance):
-        return (f"Changing the step uniform's value costs {1e6 * (changing - same):+.1f} µs a step beyond writing the "
-                f"same value every time {numbers}.")
-    written = min(changing, same) - bare
-    if written > bare * tolerance:
-        return (f"Writing the step uniform costs {1e6 * written:+.1f} µs a step whether or not its value changes "
-                f"{numbers}: a cost on the GPU's side beyond Python's time to write it.")
-    if bare > min(changing, same) * (1 + tolerance):
-        return (f"The step uniform has no measurable cost in a stream: the stream that writes none was "
-                f"{bare / min(changing, same):.2f}× slower than the ones that write it {numbers}, so what slows that "
-                "stream is not the uniform.")
-    within = f"within {100 * tolerance:g} %"
-    return (f"The step uniform has no measurable cost in a stream: a changing value is {within} of a fixed one, "
-            f"and writing one {within} of writing none {numbers}.")
+def datasheet(card: str) -> dict | None:
+    """The datasheet figures of `card` (gl.card(ctx)): {"hbm", "fp32", "sms", "source"}; None if unlisted."""
+    row = DATASHEETS.get(card)
+    return None if row is None else dict(zip(("hbm", "fp32", "sms", "source"), row))
 
 
-def barrier_wait(bare: float, loose: float) -> str:
-    """The same dispatches with barriers (bare) and without (loose, wrong results), seconds a step."""
-    head = f"Without the barriers the same dispatches take {1e6 * loose:.1f} µs a step instead of {1e6 * bare:.1f}: "
-    if loose < 0.75 * bare:
-        return head + (f"{1 - loose / bare:.0%} of a step is the wait the barriers impose: while one kernel starts, "
-                       "drains its last work groups or leaves SMs idle, the next may not begin. Faster arithmetic "
-                       "does not shorten that wait; fewer dependent dispatches do.")
-    return head + "the barriers cost little here: the kernels' own work is what the step takes."
+def step_bound(issue, step, kernels) -> "timing.Verdict":
+    """Who sets the pace of a step (three outcomes, from Timings): profile.pace."""
+    from .profile import pace
+    return pace(issue, step, kernels)
 
 
-def epoch_shares(phases: dict) -> str:
-    """An epoch's parts (upload, kernel, readback, dispatch, in seconds) as shares, and what most of it is."""
-    total = sum(phases.values())
-    shares = {k: v / total for k, v in phases.items()}
-    kernel = shares["kernel"]
-    words = ("mostly kernel work" if kernel > 0.6 else "about half kernel work, about half fixed costs and waiting"
-             if kernel >= 0.4 else "mostly not kernel work: launching, barriers and the GPU idling between dispatches")
-    return "Shares of the epoch: " + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()) + f": {words}."
+NOISY = 0.10   # streams of steps: medians closer than 10 % are never called different (timing.compare's margin)
 
 
-def largest_bound(bounds: dict, epoch: float) -> str:
-    """The largest of an epoch's lower bounds (name: seconds) and the measured epoch against it."""
-    name = max(bounds, key=bounds.get)
-    ratio = epoch / bounds[name]
-    return (f"The largest bound: {name}; the epoch is {ratio:.2f}× it" +
-            ("." if ratio >= 1 else ": below a bound, so this run's separate timings disagree (noisy, as on a software "
-             "renderer) and the budget is only a rough one here."))
+def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict":
+    """What the step uniform costs a step in a stream, from three Timings (seconds a step, measured
+    interleaved): the step number changing every step, the same step number every time, no uniform written.
+    Outcomes: "changing costs", "writing costs", "no measurable cost"."""
+    numbers = f"(step(s) {changing.text()}, step(0) every time {same.text()}, no uniform {bare.text()})"
+    if timing.compare(same, changing, margin) == timing.A_FASTER:
+        return timing.Verdict(f"changing the step uniform's value costs {1e6 * (changing.median - same.median):.1f} µs "
+                              f"a step beyond writing the same value every time {numbers}", "changing costs")
+    if timing.compare(bare, same, margin) == timing.A_FASTER:
+        return timing.Verdict(f"writing the step uniform costs {1e6 * (same.median - bare.median):.1f} µs a step "
+                              f"whether or not its value changes {numbers}", "writing costs")
+    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: the three take the same time "
+                          f"within the noise {numbers}", "no measurable cost")
 
 
-def bytes_against_time(bytes_ratio: float, time_ratio: float) -> str:
-    """The split forward against fused_forward_1: bytes_ratio times fewer bytes, time_ratio times the time."""
-    head = f"The split forward reads {bytes_ratio:.1f}× fewer bytes of W1 and takes {time_ratio:.2f}× the time: "
-    return head + ("Cutting the bytes cut the time." if time_ratio < 1 else
-                   "Fewer bytes, no less time: what the split adds costs more than the bytes it saves.")
+def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
+    """The same dispatches with barriers (bare) and without (loose, wrong results): two Timings a step,
+    measured interleaved. Outcomes: "barriers cost" or "same within noise"."""
+    head = f"without the barriers the same dispatches take {loose.text()} a step instead of {bare.text()}: "
+    if timing.compare(loose, bare, margin) == timing.A_FASTER:
+        return timing.Verdict(head + f"{1 - loose.median / bare.median:.0%} of a step is the wait the barriers impose "
+                              "(the next dispatch may not begin while the last one drains); fewer dependent "
+                              "dispatches shorten it, faster arithmetic does not".replace("%", " %"), "barriers cost")
+    return timing.Verdict(head + "the same within the noise we measured, so the barriers cost no more than that "
+                          "noise here", timing.SAME)
 
 
-def bound_kind(explained: float, software: bool) -> str:
-    """explained: the larger of (bytes at HBM speed, flops at FP32 peak) as a share of a kernel's measured time."""
-    if software:
-        return "not judged: a software renderer, and the rates are the H100's"
-    if explained < 0.5:
-        return f"latency-bound: its bytes at HBM speed and its flops at peak would take only {explained:.0%} of its time"
-    if explained <= 1:
-        return (f"its bytes at HBM speed would take {explained:.0%} of its time: near bandwidth-bound if W1 came from "
-                "HBM (it comes from the faster L2)")
-    return (f"it reads W1 faster than HBM could deliver it ({explained:.0%} of its time at HBM speed): W1 comes from "
-            "L2, at a rate only a cache gives")
+def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
+    """An epoch's parts (seconds, adding up to the epoch; one may be negative, an overlap or what the parts
+    measured apart add up to beyond the epoch) as shares that add to 100 %, and which part is the largest:
+    named only where it leads the next by more than `lead` of the epoch (outcome "largest: NAME"),
+    otherwise "too close to call"."""
+    total = sum(parts.values())
+    if total <= 0:
+        raise ValueError(f"the parts must add up to a positive time, got {total}")
+    shares = {k: v / total for k, v in parts.items()}
+    ranked = sorted(shares, key=shares.get, reverse=True)
+    text = "shares of the epoch: " + ", ".join(f"{k} {round(100 * v) + 0} %" for k, v in shares.items())
+    if len(ranked) == 1 or shares[ranked[0]] - shares[ranked[1]] > lead:
+        return timing.Verdict(f"{text}; the largest is {ranked[0]}", f"largest: {ranked[0]}")
+    return timing.Verdict(f"{text}; {ranked[0]} and {ranked[1]} are too close to call the larger", "too close to call")
+
+
+def bytes_against_time(bytes_ratio: float, split, fused, margin: float = NOISY) -> "timing.Verdict":
+    """The split forward against fused_forward_1: bytes_ratio times fewer bytes of W1; split and fused, the
+    two kernels' Timings (measured interleaved). Outcomes: compare's, A being the split."""
+    head = f"the split forward reads {bytes_ratio:.1f}× fewer bytes of W1; "
+    outcome = timing.compare(split, fused, margin)
+    if outcome == timing.A_FASTER:
+        words = f"it takes {split.text()} against {fused.text()}: cutting the bytes cut the time"
+    elif outcome == timing.B_FASTER:
+        words = (f"it takes {split.text()} against {fused.text()}, longer: what the split adds costs more than the "
+                 "bytes it saves")
+    else:
+        words = (f"it takes {split.text()} against {fused.text()}, the same within the noise: fewer bytes, no less "
+                 "time")
+    return timing.Verdict(head + words, outcome)
+
+
+def bound_kind(work_seconds: float, measured, sheet: dict | None, margin: float = NOISY) -> "timing.Verdict":
+    """work_seconds: the larger of (bytes at the card's HBM speed, flops at its FP32 peak), from `sheet`
+    (datasheet(card)); measured: the kernel's Timing. Judged on the whole 20-80 % band, with `margin` of room
+    at each threshold: "latency-bound" (the work explains under half of even the fastest samples), "from L2"
+    (more than all of even the slowest: faster than HBM delivers), "in between" otherwise (no bound is
+    claimed), "not judged" with no datasheet for this card."""
+    if sheet is None:
+        return timing.Verdict("not judged: no datasheet figures for this card", "not judged")
+    low, high = work_seconds / measured.high, work_seconds / measured.low   # the share it explains, band's ends
+    share = f"{work_seconds / measured.median:.0%} of its time".replace("%", " %")
+    if high < 0.5 * (1 - margin):
+        return timing.Verdict(f"latency-bound: its bytes at HBM speed and its flops at peak would take only {share}",
+                              "latency-bound")
+    if low > 1 + margin:
+        return timing.Verdict(f"it reads W1 faster than HBM could deliver it (its bytes at HBM speed: {share}): W1 "
+                              "comes from L2, at a rate only a cache gives", "from L2")
+    return timing.Verdict(f"its bytes at HBM speed would take {share}: between the two, so neither latency nor "
+                          "HBM's bandwidth is shown to bound it (W1 comes from L2, faster than HBM)", "in between")
 
 
 def main(argv: list[str]) -> int:

@@ -2,13 +2,19 @@
 epochs, takes a step apart, measures the empty-dispatch floor, and shows what a mapped buffer costs.
 
     times = epoch_seconds(trainer, epochs=5)            # back to back, after a warm-up
-    profile = profile_step(trainer)                     # each dispatch, an empty one, a step, a readback
+    profile = profile_step(trainer)                     # each dispatch, an empty one, a step, Python's calls
+    print(step_account(profile))                        # what a step is made of, and who sets the pace
+    parts = epoch_account(trainer, profile, epoch)      # an epoch = steps x step + readbacks + upload + rest
     phases = epoch_phases(trainer, profile, median)     # upload / kernel / readback / dispatch of an epoch
     floor = empty_epochs(ctx, steps, [groups, ...])     # the same dispatch pattern with no work in it
     with put_back(trainer): ...                         # measure, then the trainer as it was
 
 Kernels are timed by timing.Clock: GPU timer queries on a GPU, the wall clock around ctx.finish() on a
 software renderer (whose timer queries mean nothing). Epochs are wall clock with ctx.finish() at both ends.
+Every figure is a timing.Timing (median and 20-80 % band) measured after a warm-up by time; figures that
+are compared are measured interleaved (timing.measure_interleaved). A step is measured the way an epoch
+issues it: a stream of as many steps as an epoch has, so that the step and the epoch divided by its steps
+are the same thing, apart from what the epoch adds (readbacks, the order upload), which epoch_account names.
 """
 
 from __future__ import annotations
@@ -57,26 +63,27 @@ def epoch_seconds(trainer, epochs: int, warmup: int = 1, losses: list | None = N
 
 
 def warm_up(ctx, issue_step, seconds: float | None = None) -> None:
-    """Run steps for `seconds` (default 0.6 s on a GPU, none on a software renderer), untimed, so a GPU that
-    sat idle is back at its working clocks before anything is timed (the H100's SM clock took about half a
-    second to climb from 345 to 1980 MHz, sampled by nvidia-smi every 0.2 s)."""
-    seconds = (0.0 if gl.is_software(ctx) else 0.6) if seconds is None else seconds
-    until = time.perf_counter() + seconds
-    while time.perf_counter() < until:
-        for _ in range(20):
-            issue_step()
-        ctx.finish()
+    """Issue steps (20 at a time, then ctx.finish()) for `seconds` of wall clock (default: timing's warm-up,
+    1 s on a GPU, less in QUICK mode), untimed, so a GPU that sat idle is back at its working clock before
+    anything is timed (timing.warm_up does the work)."""
+    timing.warm_up(lambda: [issue_step() for _ in range(20)], seconds, finish=ctx.finish)
 
 
-def dispatch_seconds(ctx, program, groups, repeat: int, clock) -> float:
-    """One dispatch of `program` with `groups` plus its barrier, in a stream of `repeat` back-to-back
-    copies (what it adds to a step while the GPU is kept busy); the median of three streams."""
+def dispatch_timing(ctx, program, groups, repeat: int, clock, samples: int = 10) -> timing.Timing:
+    """One dispatch of `program` with `groups` plus its barrier, in a stream of `repeat` back-to-back copies
+    (what it adds to a step while the GPU is kept busy): a Timing of `samples` streams, each divided by
+    `repeat`. No warm-up of its own: warm up first (warm_up)."""
     def stream():
         for _ in range(repeat):
             program.run(*groups)
             ctx.memory_barrier(BARRIER)
-    program.run(*groups)  # warm-up
-    return statistics.median(clock.kernel(stream) for _ in range(3)) / repeat
+    return timing.measure(lambda: clock.kernel(stream) / repeat, samples, warmup=0.0, clock=clock.source)
+
+
+def dispatch_seconds(ctx, program, groups, repeat: int, clock) -> float:
+    """dispatch_timing's median, in seconds (after one untimed dispatch)."""
+    program.run(*groups)
+    return dispatch_timing(ctx, program, groups, repeat, clock, samples=3).median
 
 
 @contextmanager
@@ -93,70 +100,247 @@ def put_back(trainer):
         trainer.t, trainer._counts = t, counts
 
 
-def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = None) -> dict:
+class StepTiming(timing.Timing):
+    """A timing.Timing that float() turns into its median, so that a profile holding them is written to a
+    benchmark's JSON (json.dumps(..., default=float)) as plain medians."""
+
+    def __float__(self) -> float:
+        return self.median
+
+
+def _kept(t: timing.Timing) -> StepTiming:
+    return StepTiming(t.samples, t.clock)
+
+
+CALLS = ("run()", "memory_barrier()", "uniform write")   # the calls a step makes, as issue_calls names them
+
+
+@contextmanager
+def _timed_calls(totals: dict):
+    """While inside, every ComputeShader.run, Context.memory_barrier and Uniform.value write adds its own
+    seconds (perf_counter around the call alone) and a count to totals[name] = [seconds, calls]."""
+    originals = (moderngl.ComputeShader.run, moderngl.Context.memory_barrier, moderngl.Uniform.value)
+    clock = time.perf_counter
+
+    def timed(name, call):
+        def wrapper(*args, **kwargs):
+            start = clock()
+            result = call(*args, **kwargs)
+            spent = clock() - start
+            entry = totals[name]
+            entry[0] += spent
+            entry[1] += 1
+            return result
+        return wrapper
+
+    value = originals[2]
+    moderngl.ComputeShader.run = timed("run()", originals[0])
+    moderngl.Context.memory_barrier = timed("memory_barrier()", originals[1])
+    moderngl.Uniform.value = property(value.fget, timed("uniform write", value.fset))
+    try:
+        yield
+    finally:
+        moderngl.ComputeShader.run, moderngl.Context.memory_barrier, moderngl.Uniform.value = originals
+
+
+def issue_calls(trainer, steps: int, samples: int = 5) -> dict:
+    """Python's time to issue a step, call by call: `samples` streams of `steps` steps as an epoch issues
+    them (no wait for the GPU in the timed part), each call of the kinds in CALLS timed on its own.
+    Returns {call: {"per_step": Timing (seconds of that kind of call a step), "calls": calls a step}}."""
+    ctx, per = trainer.ctx, {name: [] for name in CALLS}
+    counts = {}
+    for _ in range(samples):
+        totals = {name: [0.0, 0] for name in CALLS}
+        ctx.finish()
+        with _timed_calls(totals):
+            for s in range(steps):
+                trainer.step(s % trainer.steps_per_epoch)
+        ctx.finish()
+        for name, (seconds, calls) in totals.items():
+            per[name].append(seconds / steps)
+            counts[name] = calls / steps
+    return {name: {"per_step": StepTiming(tuple(v), timing.WALL), "calls": counts[name]} for name, v in per.items()}
+
+
+def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = None, stream: int | None = None,
+                 samples: int = 7) -> dict:
     """One full-size step of either trainer taken apart; parameters, optimizer state and counts restored.
 
-    Seconds: kernel[file] one dispatch + barrier (dispatch_seconds, uniforms of step 0 of epoch 0);
-    empty, the same for a dispatch that does nothing (the fixed cost of a dispatch + barrier); and by the
-    wall clock: step (one step in a stream of `repeat`), issue (Python's time to queue one), readback
-    (the losses of check_every steps) and order_upload (one epoch's order). overhead = step - kernels.
+    After a warm-up by time (warm_up), in seconds (medians; the same figures as timing.Timing under the
+    keys ending in _timing):
+      kernel[file]: one dispatch + barrier, in a stream of `repeat` (uniforms of step 0 of epoch 0), by
+        clock (timer queries on a GPU); empty: the same for a dispatch that does nothing (the fixed cost of
+        a dispatch + barrier); measured interleaved;
+      step: one step in a stream of `stream` steps (default: as many as an epoch has, issued as the epoch
+        issues them), wall clock with ctx.finish() at both ends, divided by the steps; issue: Python's time
+        to issue the same stream (no wait for the GPU), a step; issue_short: the same for a stream of
+        `repeat` steps right after ctx.finish(); measured interleaved;
+      calls: issue_calls, Python's issue time call by call; python_around: issue minus the calls (the
+        Python of the step method around them);
+      readback (the losses of check_every steps) and order_upload (one epoch's order), wall clock.
+    overhead = step - kernels.
     """
     ctx, clock = trainer.ctx, clock or timing.Clock(trainer.ctx)
+    stream = stream or trainer.steps_per_epoch
     with put_back(trainer):
         trainer.start_epoch(0)
         trainer.step(0)  # sets step 0's uniforms (and the batch size)
         warm_up(ctx, lambda: trainer.step(0), warmup)
-        kernel = {k.name: dispatch_seconds(ctx, k.program, groups, repeat, clock)
-                  for k, groups in trainer.dispatches(0)}
         empty_program = ctx.compute_shader(EMPTY_SHADER)
-        empty = dispatch_seconds(ctx, empty_program, (1, 1, 1), repeat, clock)
+
+        def kernel_sample(program, groups):
+            def stream_of_one():
+                for _ in range(repeat):
+                    program.run(*groups)
+                    ctx.memory_barrier(BARRIER)
+            return lambda: clock.kernel(stream_of_one) / repeat
+        trainer.step(0)
+        dispatched = {k.name: kernel_sample(k.program, groups) for k, groups in trainer.dispatches(0)}
+        dispatched["(empty)"] = kernel_sample(empty_program, (1, 1, 1))
+        kernel = timing.measure_interleaved(dispatched, samples + 3, warmup=0.0, clock=clock.source)
+        empty = kernel.pop("(empty)")
         empty_program.release()
 
-        def steps():
-            for _ in range(repeat):
-                trainer.step(0)
-        steps()
-        step = statistics.median(clock.wall(steps) for _ in range(3)) / repeat
-        ctx.finish()
-        start = time.perf_counter()
-        steps()
-        issue = (time.perf_counter() - start) / repeat
-        ctx.finish()
+        def issue(n):
+            def sample():
+                ctx.finish()
+                start = time.perf_counter()
+                for s in range(n):
+                    trainer.step(s % trainer.steps_per_epoch)
+                seconds = time.perf_counter() - start
+                ctx.finish()
+                return seconds / n
+            return sample
+        streams = timing.measure_interleaved(
+            {"step": lambda: clock.wall(lambda: [trainer.step(s % trainer.steps_per_epoch) for s in range(stream)]) / stream,
+             "issue": issue(stream), "issue_short": issue(repeat)}, samples, warmup=0.0)
+        calls = issue_calls(trainer, stream, max(3, samples // 2))
         reads = min(trainer.check_every, trainer.steps_per_epoch)
-        readback = statistics.median(clock.wall(lambda: trainer.loss_sums(0, reads)) for _ in range(5))
+        readback = timing.measure(lambda: clock.wall(lambda: trainer.loss_sums(0, reads)), 5, warmup=0.0)
         order = reference.epoch_order(trainer.n, 0, trainer.seed)
-        order_upload = statistics.median(clock.wall(lambda: trainer.write("order", order)) for _ in range(5))
-    total = sum(kernel.values())
-    return {"kernel": kernel, "kernel_total": total, "empty": empty, "step": step, "issue": issue,
-            "overhead": max(step - total, 0.0), "readback": readback, "readback_steps": reads,
-            "order_upload": order_upload, "clock": clock.source, "batch": trainer.batch(0)[1],
-            "dispatches_per_step": trainer.dispatches_per_step, "barriers_per_step": trainer.dispatches_per_step}
+        order_upload = timing.measure(lambda: clock.wall(lambda: trainer.write("order", order)), 5, warmup=0.0)
+    kernel, empty = {k: _kept(t) for k, t in kernel.items()}, _kept(empty)
+    streams = {k: _kept(t) for k, t in streams.items()}
+    readback, order_upload = _kept(readback), _kept(order_upload)
+    total = sum(t.median for t in kernel.values())
+    step, issued = streams["step"], streams["issue"]
+    python_around = issued.median - sum(c["per_step"].median for c in calls.values())
+    return {"kernel": {k: t.median for k, t in kernel.items()}, "kernel_total": total, "empty": empty.median,
+            "step": step.median, "issue": issued.median, "issue_short": streams["issue_short"].median,
+            "overhead": max(step.median - total, 0.0), "readback": readback.median, "readback_steps": reads,
+            "order_upload": order_upload.median, "clock": clock.source, "batch": trainer.batch(0)[1],
+            "dispatches_per_step": trainer.dispatches_per_step, "barriers_per_step": trainer.dispatches_per_step,
+            "stream_steps": stream, "short_steps": repeat, "calls": calls, "python_around": python_around,
+            "kernel_timing": kernel, "empty_timing": empty, "step_timing": step, "issue_timing": issued,
+            "issue_short_timing": streams["issue_short"], "readback_timing": readback,
+            "order_upload_timing": order_upload}
 
 
-def step_verdict(step: float, kernel_total: float, fixed: float, issue: float, margin: float = 0.1) -> str:
-    """One sentence on a step taken apart (profile_step's figures, seconds): the share of the step that is
-    the kernels' arithmetic (kernel_total - fixed), more or less than half; the fixed cost of the dispatches
-    and barriers (fixed: an empty dispatch + barrier times their number); the rest of the step; and whether
-    Python (issue: its time to queue a step) or the GPU sets the pace: Python does where queueing a step takes
-    within `margin` of the whole step (the step, timed back to back by the wall clock, contains the queueing)."""
+def seconds_text(seconds: float) -> str:
+    """A duration in the unit that suits it, three significant digits: '12.3 µs', '1.72 ms', '-4.4 ms'."""
+    scale, unit = timing._unit(abs(seconds), "auto")
+    return f"{'-' if seconds < 0 else ''}{timing._g(abs(seconds) * scale, 3)} {unit}"
+
+
+def share_text(part: float, whole: float) -> str:
+    """part / whole as a whole percentage, with a space before the sign and never '-0 %'."""
+    value = round(100 * part / whole)
+    return f"{value + 0} %"
+
+
+PYTHON_PACE, GPU_PACE, TOO_CLOSE = "Python sets the pace", "the GPU sets the pace", "too close to call"
+
+
+def pace(issue: timing.Timing, step: timing.Timing, kernels: timing.Timing) -> timing.Verdict:
+    """Who sets the pace of steps in a stream (three outcomes). issue: Python's time to issue a step; step:
+    a step in the same stream, the wall clock until the GPU is done; kernels: the GPU's time for the step's
+    dispatches alone (timer queries). The GPU sets the pace when Python's issue time lies clearly below the
+    step (Python is done and waits for the GPU); Python sets it when the step is no longer than the issue
+    time and the GPU's own time lies clearly below it (the GPU waits for Python); anything else is too close
+    to call within the noise we measured."""
+    figures = (f"Python issues a step in {issue.text()}, a step in the stream takes {step.text()} and the GPU's "
+               f"dispatches alone {kernels.text()}")
+    if timing.compare(issue, step) == timing.A_FASTER:
+        return timing.Verdict(f"{figures}: Python finishes issuing first and waits, so {GPU_PACE}", GPU_PACE)
+    if timing.compare(issue, step) == timing.SAME and timing.compare(kernels, issue) == timing.A_FASTER:
+        return timing.Verdict(f"{figures}: the step lasts as long as Python takes to issue it and the GPU needs "
+                              f"less, so {PYTHON_PACE}", PYTHON_PACE)
+    return timing.Verdict(f"{figures}: {TOO_CLOSE} within the noise we measured; neither side is shown to wait "
+                          "for the other", TOO_CLOSE)
+
+
+def kernels_timing(profile: dict) -> timing.Timing:
+    """The step's dispatches, each timed alone, added up: a Timing whose samples are the sums of the kernels'
+    interleaved samples taken in the same round."""
+    columns = zip(*(t.samples for t in profile["kernel_timing"].values()))
+    return timing.Timing(tuple(sum(c) for c in columns), profile["clock"])
+
+
+def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
+    """A step (seconds, in a stream) as parts that add up to it: the kernels' arithmetic (each kernel beyond
+    an empty dispatch), the fixed cost of its dispatches and barriers (fixed: empty x dispatches), and the
+    rest, step - kernel_total: positive, the GPU idle or waiting between dispatches; negative, the kernels
+    timed one by one overlap in a step (one's start hides under the previous one's tail)."""
     if step <= 0:
         raise ValueError(f"a step takes a positive time, got step={step}")
     work = max(kernel_total - fixed, 0.0)
-    if kernel_total <= step:
-        half = "more than half" if work > step / 2 else "less than half"
-        text = (f"the kernels' arithmetic is {work / step:.0%} of a {step * 1e6:.1f} µs step ({half}), the fixed "
-                f"cost of its dispatches and barriers {fixed / step:.0%}, and the other {(step - kernel_total) / step:.0%} "
-                "is what the kernels cost together beyond each one alone")
-    else:   # shares of the kernels' sum: a share of the step would pass 100 %
-        half = "more than half" if work > kernel_total / 2 else "less than half"
-        text = (f"the kernels timed one by one add up to {kernel_total * 1e6:.1f} µs, more than the "
-                f"{step * 1e6:.1f} µs step, because in a step each one's start can overlap the previous one's "
-                f"tail; of that sum the arithmetic is {work / kernel_total:.0%} ({half}) and the fixed cost of the "
-                f"dispatches and barriers {fixed / kernel_total:.0%}")
-    python_bound = issue >= (1 - margin) * step   # the wall-clock step includes Python's queueing of it
-    pace = ("so Python sets the pace: the GPU waits for the next dispatch" if python_bound
-            else "so the GPU sets the pace, not Python")
-    return f"{text}; Python queues a step in {issue * 1e6:.1f} µs, {issue / step:.0%} of it, {pace}".replace("%", " %")
+    return {"arithmetic": work, "fixed": kernel_total - work, "rest": step - kernel_total}
+
+
+def step_account(profile: dict) -> timing.Verdict:
+    """profile_step's figures as one sentence that adds up: the step in a stream as the kernels' arithmetic,
+    the fixed cost of its dispatches and barriers, and the rest (idle or overlap), in shares that add to
+    100 %; Python's issue time call by call; and who sets the pace (pace's outcome)."""
+    fixed = profile["empty"] * profile["dispatches_per_step"]
+    step = profile["step"]
+    parts = step_shares(step, profile["kernel_total"], fixed)
+    rest = parts["rest"]
+    rest_words = (f"{share_text(rest, step)} the GPU between its dispatches (idle, or waiting for the next)" if rest >= 0
+                  else f"less {share_text(-rest, step)} that the kernels overlap when they run back to back in a step")
+    text = (f"a step in a stream of {profile['stream_steps']} takes {profile['step_timing'].text()}: the kernels' "
+            f"arithmetic {share_text(parts['arithmetic'], step)}, the fixed cost of {profile['dispatches_per_step']} "
+            f"dispatches and barriers {share_text(parts['fixed'], step)}, {rest_words}")
+    issue = profile["issue"]
+    calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
+                      for name, c in profile["calls"].items() if c["calls"])
+    around = profile["python_around"]
+    text += (f"; Python's {seconds_text(issue)} to issue it are {calls} and "
+             + (f"{seconds_text(around)} of Python around those calls" if around >= 0 else
+                f"nothing measurable around them (the calls timed one by one add up to {seconds_text(-around)} more)"))
+    verdict = pace(profile["issue_timing"], profile["step_timing"], kernels_timing(profile))
+    return timing.Verdict(f"{text}; {verdict}", verdict.outcome)
+
+
+def stream_start(profile: dict) -> str:
+    """Why Python's issue time of a short stream can be longer than in an epoch-long one: the first calls
+    after ctx.finish() may cost more, once a stream, and a short stream shares that among few steps."""
+    short, long_ = profile["issue_short_timing"], profile["issue_timing"]
+    head = (f"issued {profile['short_steps']} at a time right after ctx.finish(), a step takes {short.text()} of "
+            f"Python against {long_.text()} in a stream of {profile['stream_steps']}")
+    if timing.compare(long_, short) == timing.A_FASTER:
+        once = (short.median - long_.median) * profile["short_steps"]
+        return (f"{head}: the start of a stream costs about {seconds_text(once)} once, shared by its steps, so a "
+                "short stream overstates what a step costs to issue")
+    return f"{head}: the same within the noise, so the start of a stream costs nothing we can measure"
+
+
+EPOCH_PARTS = {"arithmetic": "kernel", "fixed": "dispatch", "rest": "between dispatches"}   # step_shares -> epoch
+
+
+def epoch_account(trainer, profile: dict, epoch: float) -> dict:
+    """An epoch (seconds) as parts that add up to it: the steps (steps x the step in a stream, split as
+    step_shares splits it, named as the series' bars name them: kernel (the arithmetic), dispatch (the fixed
+    cost of dispatches and barriers), between dispatches (the rest, negative for an overlap)), the readbacks (one per check), the order upload, and
+    what is left over ("unaccounted": the epoch minus all of them, negative when the parts measured apart
+    add up to more than the epoch)."""
+    steps = trainer.steps_per_epoch
+    fixed = profile["empty"] * profile["dispatches_per_step"]
+    shares = step_shares(profile["step"], profile["kernel_total"], fixed)
+    parts = {EPOCH_PARTS[k]: v * steps for k, v in shares.items()}
+    parts["readback"] = profile["readback"] * -(-steps // trainer.check_every)
+    parts["upload"] = profile["order_upload"]
+    parts["unaccounted"] = epoch - sum(parts.values())
+    return parts
 
 
 def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
@@ -169,6 +353,85 @@ def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
     upload = profile["order_upload"]
     return {"upload": upload, "kernel": kernel, "readback": readback,
             "dispatch": max(epoch_seconds - kernel - readback - upload, 0.0)}
+
+
+def epoch_timing(trainer, epochs: int, warmup: int = 1, losses: list | None = None) -> timing.Timing:
+    """epoch_seconds as a timing.Timing (wall clock)."""
+    return timing.Timing(tuple(epoch_seconds(trainer, epochs, warmup, losses)), timing.WALL)
+
+
+STEP_CHANGING, STEP_SAME, NO_UNIFORM, NO_BARRIER = ("step(s), s = 0, 1, 2, ...", "step(0) every time",
+                                                    "dispatches alone, no uniform", "dispatches, no barrier (wrong)")
+
+
+def step_ways(trainer, stream: int | None = None, samples: int = 7, warmup: float | None = None) -> dict:
+    """A step issued four ways, each in a stream of `stream` steps (default: an epoch's), wall clock with
+    ctx.finish() at both ends, a step; measured interleaved: as train() issues it (the step uniform changes),
+    the same step every time, the step's dispatches and barriers with no uniform written, and the same
+    dispatches with no barrier between them: wrong results (a kernel reads what the one before it is still
+    writing), timed only to show what the barriers cost, and left out for split_hidden trainers (whose
+    forward's counters only a barrier keeps apart). {way: timing.Timing}; the trainer is put back after."""
+    ctx, clock = trainer.ctx, timing.Clock(trainer.ctx, use_queries=False)
+    stream = stream or trainer.steps_per_epoch
+    with put_back(trainer):
+        trainer.start_epoch(0)
+        trainer.step(0)
+        passes = trainer.dispatches(0)
+
+        def bare(barriers=True):
+            for kernel, groups in passes:
+                kernel.program.run(*groups)
+                if barriers:
+                    ctx.memory_barrier(BARRIER)
+
+        def way(issue):
+            return lambda: clock.wall(lambda: [issue(s) for s in range(stream)]) / stream
+        ways = {STEP_CHANGING: way(lambda s: trainer.step(s % trainer.steps_per_epoch)),
+                STEP_SAME: way(lambda s: trainer.step(0)), NO_UNIFORM: way(lambda s: bare())}
+        if not getattr(trainer, "split_hidden", False):
+            ways[NO_BARRIER] = way(lambda s: bare(barriers=False))
+        result = timing.measure_interleaved(ways, samples, warmup)
+        ctx.memory_barrier(BARRIER)   # the racing dispatches are done before put_back writes the weights
+    return result
+
+
+def forwards_interleaved(trainers: dict, repeat: int, clock, samples: int = 10, warmup: float | None = None) -> dict:
+    """Each trainer's first dispatch of step 0 (its forward) with its barrier, in a stream of `repeat`, the
+    trainers taken in turn (timing.measure_interleaved): {name: Timing, seconds a dispatch}. Each sample
+    binds its trainer's buffers first (binding points are the context's), outside the timed part."""
+    def sample(t):
+        kernel, groups = t.dispatches(0)[0]
+
+        def stream():
+            for _ in range(repeat):
+                kernel.program.run(*groups)
+                t.ctx.memory_barrier(BARRIER)
+
+        def one():
+            t.bind()
+            return clock.kernel(stream) / repeat
+        return one
+    for t in trainers.values():
+        t.start_epoch(0)
+        t.step(0)   # the step's uniforms (and batch size) of step 0
+    return timing.measure_interleaved({name: sample(t) for name, t in trainers.items()}, samples, warmup,
+                                      clock=clock.source)
+
+
+def epochs_interleaved(trainers: dict, epochs: int, warmup: float | None = None) -> dict:
+    """Epochs of several trainers (epoch 0's order, drawn beforehand), taken in turn after a warm-up by time:
+    {name: Timing}, wall clock with ctx.finish() at both ends. It trains: the weights move on."""
+    def sample(t):
+        order = reference.epoch_order(t.n, 0, t.seed)
+
+        def one():
+            t.ctx.finish()
+            start = time.perf_counter()
+            t.run_epoch(0, order=order)
+            t.ctx.finish()
+            return time.perf_counter() - start
+        return one
+    return timing.measure_interleaved({name: sample(t) for name, t in trainers.items()}, epochs, warmup)
 
 
 def empty_epochs(ctx, steps: int, groups: list, epochs: int = 3) -> list[float]:
@@ -192,9 +455,9 @@ def mapped_read_effect(make_trainer, buffers=("A1", "dZ1"), reads: int = 5, repe
     Three fresh trainers from make_trainer(), each run one step and then: no reads; `reads` reads of each of
     trainer.arrays[buffers] through the staging buffer (GPUArray.read, what the trainers do); `reads` reads
     of the same buffers by mapping them (moderngl's Buffer.read_into). Then
-    every dispatch of a step is timed (profile_step's kernel figures). The reads come before any other use
-    of the buffers, which is when the driver decides where a buffer lives. Returns {"no reads" | "staged
-    reads" | "mapped reads": {file: seconds}}. Each trainer is released afterwards.
+    every dispatch of a step is timed (profile_step's kernel Timings, streams of `repeat`). The reads come
+    before any other use of the buffers, which is when the driver decides where a buffer lives. Returns
+    {"no reads" | "staged reads" | "mapped reads": {file: timing.Timing}}. Each trainer is released afterwards.
     """
     result = {}
     for label, read in (("no reads", None), ("staged reads", lambda a: a.read()),
@@ -207,21 +470,30 @@ def mapped_read_effect(make_trainer, buffers=("A1", "dZ1"), reads: int = 5, repe
             trainer.ctx.memory_barrier()
             for name in buffers:
                 read(trainer.arrays[name])
-        result[label] = profile_step(trainer, repeat, clock)["kernel"]
+        result[label] = profile_step(trainer, repeat, clock, stream=repeat)["kernel_timing"]
         trainer.release()
     return result
 
 
-def mapped_read_verdict(worst_name: str, worst: float, step: float, staged: float, margin: float = 0.1) -> str:
-    """One sentence on mapped_read_effect's figures: worst, the largest ratio of one kernel's time after
-    mapped reads to its time with no reads; step and staged, the step's kernels together after mapped and
-    after staged reads against no reads. A ratio within `margin` of 1 is called within the run-to-run noise;
-    the sentence claims nothing about where the driver put the buffers, which no GL call reports."""
-    def effect(ratio):
-        return (f"within {margin:.0%} of no reads".replace("%", " %") if abs(ratio - 1) <= margin
-                else ("slower" if ratio > 1 else "faster"))
-    return (f"after mapped reads a step's kernels took {step:.2f}× their time with no reads ({effect(step)}; "
-            f"the most affected, {worst_name}, {worst:.2f}×); after staged reads {staged:.2f}× ({effect(staged)})")
+def summed(kernels: dict) -> timing.Timing:
+    """{file: Timing} of one step's kernels, measured interleaved, as one Timing of their sum per round."""
+    return timing.Timing(tuple(sum(c) for c in zip(*(t.samples for t in kernels.values()))),
+                         next(iter(kernels.values())).clock)
+
+
+def mapped_read_verdict(worst_name: str, worst: float, none, staged, mapped, margin: float = 0.10) -> timing.Verdict:
+    """One sentence on mapped_read_effect's figures: worst, the largest ratio of one kernel's median after
+    mapped reads to its median with no reads (worst_name, that kernel); none, staged, mapped: Timings of a
+    step's kernels together (summed) with no reads, after staged and after mapped reads. Each effect is
+    compare's outcome against no reads; the outcome is the mapped reads' ("A faster": no reads faster, so
+    mapping slowed them). It claims nothing about where the driver put the buffers, which no GL call reports."""
+    def effect(t):
+        outcome = timing.compare(none, t, margin)
+        words = {timing.A_FASTER: "slower", timing.B_FASTER: "faster"}.get(outcome, "the same within the noise")
+        return f"{t.text()}, {t.median / none.median:.2f}× their time with no reads, {none.text()}: {words}"
+    return timing.Verdict(f"after mapped reads a step's kernels took {effect(mapped)} (the most affected, "
+                          f"{worst_name}, {worst:.2f}×); after staged reads {effect(staged)}",
+                          timing.compare(none, mapped, margin))
 
 
 def grid_barrier(ctx, n_groups: int, rounds: int, defines: dict | None = None, clock=None) -> dict:
