@@ -101,6 +101,8 @@ def test_a_uniform_the_compiler_removed_need_not_be_set(ctx):
     assert kernel._unset == {n for n in kernel.program.unchecked if gl._is_value_uniform(kernel.program.unchecked[n])}
     assert "lr" in kernel._unset
     kernel.set(**{name: 4 for name in kernel._unset - {"lr"}})
+    for binding, (_, dtype) in kernel.buffers.items():   # buffers long enough, whatever earlier tests left bound
+        gl.empty(ctx, (4096,), dtype or np.float32, name=f"b{binding}").bind_to(binding)
     with pytest.raises(gl.ShaderError, match="uniform lr is read by the shader but never set"):
         kernel.program.run(1, 1, 1)
 

@@ -90,6 +90,3 @@ def test_bound_kind_on_each_side(work_us, outcome):
 def test_bound_kind_is_not_judged_without_a_datasheet():
     v = limits.bound_kind(3.0 * US, T(9.3), None)
     assert v.outcome == "not judged" and v.startswith("not judged")
-
-
-# --- notebook 09: the grid barrier, one account from three measurements ----------------------------------------
