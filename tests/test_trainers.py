@@ -170,16 +170,6 @@ def test_profile_step_restores_the_trainer(ctx, cls):
     assert sum(phases.values()) == pytest.approx(1.0), "the phases split the epoch's wall clock"
 
 
-@pytest.mark.parametrize("split", [False, True], ids=["fused", "split"])
-def test_step_anatomy_times_every_way_and_puts_the_trainer_back(ctx, split):
-    trainer, *_ = make(ctx, FusedMLP, reference.Momentum(0.05, 0.9), split_hidden=split)
-    result = measured_and_put_back(trainer, lambda t: bench_fused.step_anatomy(ctx, t, repeat=2))
-    ways = ["forward alone", "backward alone", "step(s), s = 0, 1, 2, ...", "step(0) every time",
-            "two dispatches, no uniform"]
-    assert list(result) == ways + ([] if split else ["two dispatches, no barrier (wrong)"])   # split: counters
-    assert all(seconds > 0 for seconds in result.values())
-
-
 @pytest.mark.parametrize("cls", TRAINERS)
 def test_the_cpu_never_maps_a_buffer_a_kernel_uses(ctx, cls, monkeypatch, tmp_path):
     """Every public call of a trainer reads and writes GPU memory through the staging buffer only.

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import statistics
 import time
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -483,84 +482,3 @@ def graphs_compared(rows: list[dict], hidden: int = HIDDEN) -> timing.Verdict:
     v = rows_versus(whole, step, "PyTorch's whole epoch as one CUDA graph", "one CUDA graph a step")
     why = WHY_GRAPHS[{timing.A_FASTER: "whole faster", timing.B_FASTER: "step faster"}.get(v.outcome, timing.SAME)]
     return timing.Verdict(f"{v}: {why}", v.outcome)
-
-
-# ---------------------------------------------------------------------------------------------
-# Where a step's time goes (notebook 08)
-# ---------------------------------------------------------------------------------------------
-
-STEP_SHADER = """#version 430
-layout(local_size_x = 1) in;
-layout(std430, binding = 0) buffer Out { uint out_[]; };
-uniform uint step;
-void main() { out_[0] = step; }
-"""
-
-
-def issue_costs(ctx, calls: int = 2000) -> dict:
-    """Python's time to issue one of each call a fused step makes (no waiting: the GPU runs behind)."""
-    program = ctx.compute_shader(STEP_SHADER)
-    out = gl.empty(ctx, (1,), np.uint32, name="out")
-    out.bind_to(0)
-    uniform = program["step"]
-    costs = {}
-    for name, call in (("uniform write", lambda i: setattr(uniform, "value", i)),
-                       ("dispatch (program.run)", lambda i: program.run(1)),
-                       ("memory_barrier", lambda i: ctx.memory_barrier(profile.BARRIER))):
-        ctx.finish()
-        start = time.perf_counter()
-        for i in range(calls):
-            call(i)
-        costs[name] = (time.perf_counter() - start) / calls
-        ctx.finish()
-    out.release()
-    program.release()
-    return costs
-
-
-COUNT_WORDS = {2: "two", 3: "three", 4: "four"}
-NO_BARRIER = "{} dispatches, no barrier (wrong)"   # step_anatomy's timing-only way, with the dispatch count
-
-
-def step_anatomy(ctx, trainer, repeat: int) -> dict:
-    """Seconds per step of a fused trainer issued five ways, in streams (GPU kept busy): each kernel alone,
-    the step as train() issues it (the step uniform changes every step), the same step number every time,
-    the step's dispatches (two, or three with tiled_hidden) with no uniform written at all, and those
-    dispatches with no barrier between them: wrong results (a kernel reads what the one before it is still
-    writing), timed only to show what the barriers cost; not for split_hidden, whose forward counts finished
-    groups in counters that only a barrier keeps apart from the next step's. The trainer is put back
-    afterwards (profile.put_back)."""
-    with profile.put_back(trainer):
-        return _step_anatomy(ctx, trainer, repeat)
-
-
-def _step_anatomy(ctx, trainer, repeat: int) -> dict:
-    clock = timing.Clock(ctx)
-    trainer.start_epoch(0)
-    trainer.step(0)
-    profile.warm_up(ctx, lambda: trainer.step(0))
-    steps = trainer.steps_per_epoch
-    passes = trainer.dispatches(0)
-    role = {trainer.forward: "layer 1" if trainer.tiled_hidden else "forward", trainer.head: "head",
-            trainer.backward: "backward", trainer.maxnorm: "max-norm"}
-
-    def bare(barriers=True):
-        for kernel, groups in passes:
-            kernel.program.run(*groups)
-            if barriers:
-                ctx.memory_barrier(profile.BARRIER)
-
-    def stream(issue):  # seconds a step, the median of three streams of `repeat` steps
-        return statistics.median(clock.wall(lambda: [issue(s) for s in range(repeat)]) for _ in range(3)) / repeat
-
-    result = {f"{role[kernel]} alone": profile.dispatch_seconds(ctx, kernel.program, groups, repeat, clock)
-              for kernel, groups in passes}
-    result.update({"step(s), s = 0, 1, 2, ...": stream(lambda s: trainer.step(s % steps)),
-                   "step(0) every time": stream(lambda s: trainer.step(0)),
-                   f"{COUNT_WORDS[len(passes)]} dispatches, no uniform": stream(lambda s: bare())})
-    if not trainer.split_hidden:
-        result[NO_BARRIER.format(COUNT_WORDS[len(passes)])] = stream(lambda s: bare(barriers=False))
-        ctx.memory_barrier(profile.BARRIER)   # the racing dispatches are done before put_back writes the weights
-    if trainer.split_hidden:  # the forward's counters must be back at zero after all that
-        assert not trainer.read("counters").any(), "fused_forward_3_split left a counter set"
-    return result
