@@ -686,7 +686,6 @@ class CheckedProgram:
 
     def __init__(self, kernel: "Kernel", program):
         self._kernel, self._program, self._members = kernel, program, {}
-        self._run = program.run
         self.unchecked = program   # the ComputeShader itself: its run and uniforms check nothing
 
     def run(self, group_x: int = 1, group_y: int = 1, group_z: int = 1) -> None:
@@ -696,7 +695,7 @@ class CheckedProgram:
         if (kernel._changed or kernel._unset or kernel._bound.version != kernel._checked_version
                 or (group_x, group_y, group_z) != kernel._checked_groups):
             kernel.check_dispatch(group_x, group_y, group_z)
-        self._run(group_x, group_y, group_z)
+        self._program.run(group_x, group_y, group_z)
 
     def run_indirect(self, buffer, offset: int = 0) -> None:
         """Dispatch with group counts read from `buffer` on the GPU (so not checked); uniforms checked."""
