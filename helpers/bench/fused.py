@@ -149,10 +149,12 @@ def measure_group(contenders: dict, repeat: int, warmup: float) -> tuple[dict, d
 # ---------------------------------------------------------------------------------------------
 
 @contextmanager
-def torch_contenders(images, labels, orders, hidden: int):
-    """Yields ({row name: (sample, extra fields)}, note): PyTorch's three ways as samples (each sample() one
-    epoch, synchronised at both ends), fp32 with TF32 off while the block runs; ({}, why) where PyTorch
-    or CUDA is missing."""
+def torch_contenders(images, labels, orders, hidden: int, repeat: int = REPEAT):
+    """Yields ({row name: (Timing, extra fields)}, note): PyTorch's three ways, each measured on its own
+    (timing.measure: warm-up by time, then `repeat` epochs, synchronised at both ends), fp32 with TF32 off
+    while the block runs; ({}, why) where PyTorch or CUDA is missing. They are not taken in turn with the
+    GLSL trainers: a CUDA graph replayed after another graph was captured in the same process failed
+    (device-side assert on the H100), so each graph is timed and released before the next is captured."""
     try:
         import torch
         import torch.nn.functional as F
@@ -163,7 +165,7 @@ def torch_contenders(images, labels, orders, hidden: int):
         yield {}, "PyTorch has no CUDA device here: no PyTorch rows"
         return
     with torch_fp32(torch):
-        yield _torch_contenders(torch, F, images, labels, orders, hidden), \
+        yield _torch_contenders(torch, F, images, labels, orders, hidden, repeat), \
             f"PyTorch {torch.__version__}, {torch.cuda.get_device_name()}"
 
 
@@ -180,7 +182,7 @@ def _synced(torch, epoch, orders: int):
     return sample
 
 
-def _torch_contenders(torch, F, images, labels, orders, hidden: int) -> dict:
+def _torch_contenders(torch, F, images, labels, orders, hidden: int, repeat: int) -> dict:
     dev = torch.device("cuda")
     X = torch.from_numpy(data.normalise(images)).to(dev)
     Y = torch.from_numpy(labels.astype(np.int64)).to(dev)
@@ -199,7 +201,7 @@ def _torch_contenders(torch, F, images, labels, orders, hidden: int) -> dict:
 
     out = {}
     eager = torch_eager_epoch(torch, F, images, labels, p0, orders)  # bench_train's loop: same orders (seed 0)
-    out[f"PyTorch eager 784-{hidden}-10 SGD"] = (_synced(torch, eager, len(orders)),
+    out[f"PyTorch eager 784-{hidden}-10 SGD"] = (timing.measure(_synced(torch, eager, len(orders)), repeat),
                                                  dict(launches_per_step="~15 kernels, one Python call each"))
 
     # One CUDA graph per batch size (a full batch and the leftover), replayed once a step.
@@ -230,8 +232,11 @@ def _torch_contenders(torch, F, images, labels, orders, hidden: int) -> dict:
             static[size].copy_(order[s * B:s * B + size])
             graphs[size].replay()
 
-    out[f"PyTorch CUDA graph per step 784-{hidden}-10 SGD"] = (_synced(torch, graph_steps, len(orders)),
+    out[f"PyTorch CUDA graph per step 784-{hidden}-10 SGD"] = (timing.measure(_synced(torch, graph_steps, len(orders)),
+                                                                              repeat),
                                                                dict(launches_per_step="1 graph replay + 1 index copy"))
+    del graphs
+    torch.cuda.synchronize()
 
     # The whole epoch captured as one graph: one launch per epoch.
     try:
@@ -257,7 +262,9 @@ def _torch_contenders(torch, F, images, labels, orders, hidden: int) -> dict:
             graph.replay()
 
         out[f"PyTorch CUDA graph whole epoch 784-{hidden}-10 SGD"] = (
-            _synced(torch, graph_epoch, len(orders)), dict(launches_per_step="1 graph replay per epoch", capture_s=capture))
+            timing.measure(_synced(torch, graph_epoch, len(orders)), repeat),
+            dict(launches_per_step="1 graph replay per epoch", capture_s=capture))
+        del graph
     except Exception as exc:  # report, do not lose the other rows
         out["PyTorch CUDA graph whole epoch"] = (None, {"error": f"{type(exc).__name__}: {exc}"})
     return out
@@ -335,12 +342,9 @@ def run(ctx, quick: bool) -> list[dict]:
                     extras[name] = dict(dispatches_per_step=per_step, barriers_per_step=per_step, steps=steps)
                 contenders[LOOKAHEAD_FLOOR] = lookahead_floor_sampler(look)
                 extras[LOOKAHEAD_FLOOR] = dict(dispatches_per_step=1, barriers_per_step=1, steps=steps)
-                torch_with = stack.enter_context(torch_contenders(images, labels, orders, HIDDEN))
-                for name, (sample, extra) in torch_with[0].items():
-                    if sample is None:
-                        rows.append({"name": name, **extra})
-                    else:
-                        contenders[name], extras[name] = sample, extra
+                torch_with = stack.enter_context(torch_contenders(images, labels, orders, HIDDEN, repeat))
+                for name, (measured, extra) in torch_with[0].items():
+                    rows.append({"name": name, **extra} if measured is None else _row(name, measured, **extra))
                 notes.append(torch_with[1])
             optimizer, lr = ("sgd", LR) if hidden == HIDDEN else ("momentum", 0.2)
             for precision in ("highest", "default"):   # each a process of its own, serving epochs
