@@ -3,10 +3,11 @@
     python3 .ci/verdicts.py RUN_DIR [RUN_DIR ...]      # each RUN_DIR holds the verdicts.json of one run
     python3 .ci/verdicts.py --check                    # only report the committed file
 
-A run is every notebook executed in full by .ci/execute_notebooks.py on one card. The file keeps
-{"card": ..., "runs": [{"date": ..., "verdicts": {"<notebook>/<id>": "<outcome>"}}, ...]}; runs on another
-card, or in QUICK mode, are refused. A verdict whose outcome is not the same in every run is a defect:
-measure it better, or let it say "the same within the noise". Exit status 1 when any differs.
+A run is notebooks executed in full by .ci/execute_notebooks.py on one card. The file keeps
+{"card": ..., "runs": [{"date": ..., "notebooks": [...], "verdicts": {"<notebook>/<id>": "<outcome>"}}, ...]};
+runs on another card, or in QUICK mode, are refused. A verdict whose outcome is not the same in every run
+of its notebook is a defect: measure it better, or let it say "the same within the noise"; so is a
+notebook with verdicts that fewer than three runs executed. Exit status 1 when either is found.
 """
 
 from __future__ import annotations
@@ -25,16 +26,29 @@ def slug(card: str) -> str:
     return (found.group(1) if found else re.sub(r"\W+", "-", card)).lower()
 
 
+def ran(run: dict, notebook: str) -> bool:
+    """Whether the run executed the notebook (a run that lists no notebooks executed every one)."""
+    return notebook in run.get("notebooks", [notebook])
+
+
 def differing(runs: list[dict]) -> dict:
-    """{verdict id: [outcome of each run]} for every id whose outcome is not the same in all runs (an id
-    missing from a run counts as a different outcome, None)."""
+    """{verdict id: [outcome of each run that executed its notebook]} for every id whose outcome is not the
+    same in all of them (an id missing from such a run counts as a different outcome, None)."""
     ids = sorted({vid for run in runs for vid in run["verdicts"]})
-    table = {vid: [run["verdicts"].get(vid) for run in runs] for vid in ids}
+    table = {vid: [run["verdicts"].get(vid) for run in runs if ran(run, vid.split("/")[0])] for vid in ids}
     return {vid: outcomes for vid, outcomes in table.items() if len(set(outcomes)) > 1}
 
 
+def too_few_runs(runs: list[dict], least: int = 3) -> dict:
+    """{notebook: runs that executed it} for every notebook with verdicts that fewer than `least` runs executed."""
+    notebooks = {vid.split("/")[0] for run in runs for vid in run["verdicts"]}
+    counts = {nb: sum(ran(run, nb) for run in runs) for nb in sorted(notebooks)}
+    return {nb: n for nb, n in counts.items() if n < least}
+
+
 def main(argv: list[str]) -> int:
-    runs_in = [json.loads((Path(d) / "verdicts.json").read_text()) for d in argv if d != "--check"]
+    runs_in = [dict(json.loads((Path(d) / "verdicts.json").read_text()),
+                    notebooks=sorted(p.stem for p in Path(d).glob("*.ipynb"))) for d in argv if d != "--check"]
     cards = {r["card"] for r in runs_in}
     if len(cards) > 1:
         raise SystemExit(f"runs from different cards: {sorted(cards)}; a file holds one card's runs")
@@ -48,15 +62,17 @@ def main(argv: list[str]) -> int:
     for run in runs_in:
         if run["card"] != record["card"]:
             raise SystemExit(f"{path.name} holds runs on {record['card']}, this one ran on {run['card']}")
-        record["runs"].append({"date": run["date"], "verdicts": run["verdicts"]})
+        record["runs"].append({"date": run["date"], "notebooks": run["notebooks"], "verdicts": run["verdicts"]})
     if runs_in:
         path.write_text(json.dumps(record, indent=1) + "\n")
-    diff = differing(record["runs"])
+    diff, few = differing(record["runs"]), too_few_runs(record["runs"])
     print(f"{path.name}: {len(record['runs'])} runs on {record['card']}, "
           f"{len(record['runs'][-1]['verdicts']) if record['runs'] else 0} verdicts in the last, {len(diff)} differing")
     for vid, outcomes in diff.items():
         print(f"  {vid}: " + " | ".join(str(o) for o in outcomes))
-    return 1 if diff else 0
+    for notebook, n in few.items():
+        print(f"  {notebook}: its verdicts ran in {n} run(s), fewer than 3")
+    return 1 if diff or few else 0
 
 
 if __name__ == "__main__":
