@@ -60,7 +60,8 @@ def test_a_json_made_without_pytorch_works_and_says_what_it_left_out(tmp_path):
     assert report.write_committed(str(path), readme=readme, results=tmp_path / "RESULTS.md",
                                   image=tmp_path / "fig.png") == 0
     page = (tmp_path / "RESULTS.md").read_text()
-    assert "Left out, as this run could not measure them (3 rows)" in page
+    torch_rows = sum("torch" in r["what"] for r in record["benches"]["inference"])
+    assert f"Left out, as this run could not measure them ({torch_rows} rows)" in page
     assert "host-to-device ceiling: torch copy from pinned memory (torch with CUDA not installed)" in page
     assert "None" not in page
     text = readme.read_text()
@@ -221,3 +222,10 @@ def test_bench_warns_at_once_about_full_sizes_on_a_software_renderer():
     assert "QUICK=1" in note and "software renderer" in note
     assert bench_main.software_note(_Info("llvmpipe (LLVM 15.0.6, 256 bits)"), quick=True) == ""
     assert bench_main.software_note(_Info("NVIDIA H100 80GB HBM3/PCIe/SSE2"), quick=False) == ""
+
+
+def test_band_is_shown_only_for_rows_that_store_one():
+    assert report._band({"ms": 12.8, "ms_low": 12.2, "ms_high": 13.0}, "ms", 1e-3) == " (12.2–13)"
+    assert report._band({"seconds": 41.7e-6, "seconds_low": 41.3e-6, "seconds_high": 42.3e-6}, "seconds", 1.0) \
+        == " (41.3–42.3)"
+    assert report._band({"ms": 12.8}, "ms", 1e-3) == ""
