@@ -277,7 +277,7 @@ def test_ladder_figure_shows_only_the_rungs_that_teach():
              "matmul_6_subgroup": 1.1, "matmul_9_interior": 1.0, bench_matmul.NO_LOADS: 0.5,
              "numpy (CPU)": 50, "cuBLAS fp32 (torch, TF32 off)": 0.9}
     rows = [row(impl, n, k * n ** 3 * 1e-12) for impl, k in impls.items() for n in (256, 1024)]
-    assert bench_matmul.top_rung(rows) == "matmul_9_interior"
+    assert bench_matmul.fastest_rung_name(rows) == "matmul_9_interior"
     fig = bench_matmul.plot(rows)
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend == ["matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked",

@@ -390,7 +390,7 @@ def against_cublas(rows: list[dict]) -> list[dict]:
 TEACHING = ("matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked")   # the rungs the figure always shows
 
 
-def top_rung(rows: list[dict], n: int | None = None) -> str | None:
+def fastest_rung_name(rows: list[dict], n: int | None = None) -> str | None:
     """The fastest matmul rung in the rows at n³ (default: the largest size), NO_LOADS left out."""
     n = max(r["size"] for r in rows) if n is None else n
     rungs = [r for r in rows if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS]
@@ -405,7 +405,7 @@ def plot(rows: list[dict], title: str = ""):
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    top = top_rung(rows)
+    top = fastest_rung_name(rows)
     shown = [impl for impl in (*TEACHING, top) if impl and any(r["impl"] == impl for r in rows)]
     shown = list(dict.fromkeys(shown)) + [impl for impl in dict.fromkeys(r["impl"] for r in rows)
                                          if impl.startswith("cuBLAS")]
