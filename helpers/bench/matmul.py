@@ -19,6 +19,8 @@ GPU waits for the CPU to issue it.
 
 from __future__ import annotations
 
+import json
+import time
 from time import perf_counter
 
 import numpy as np
@@ -433,10 +435,17 @@ def plot(rows: list[dict], title: str = ""):
     return fig
 
 
+def write_sweep(out, context, command: str, quick: bool, rows: list[dict]) -> None:
+    """A sweep's JSON record at `out`: the device, the date and the command that made it, and its rows."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    record = {"device": {"describe": gl.describe(context), "date": time.strftime("%Y-%m-%d"), "command": command},
+              "quick": quick, "rows": rows}
+    out.write_text(json.dumps(record, indent=1, default=float) + "\n")
+    print(f"wrote {out}")
+
+
 if __name__ == "__main__":   # python -m helpers.bench.matmul sweep7 [--quick] [--out FILE]
-    import json
     import sys
-    import time
     from pathlib import Path
 
     from .. import mode
@@ -450,10 +459,5 @@ if __name__ == "__main__":   # python -m helpers.bench.matmul sweep7 [--quick] [
     quick = "--quick" in sys.argv or mode.is_quick()
     result = sweep(context, quick)
     if "--out" in sys.argv:
-        out = Path(sys.argv[sys.argv.index("--out") + 1])
-        out.parent.mkdir(parents=True, exist_ok=True)
-        record = {"device": {"describe": gl.describe(context), "date": time.strftime("%Y-%m-%d"),
-                             "command": "python -m helpers.bench.matmul " + " ".join(sys.argv[1:])},
-                  "quick": quick, "rows": result}
-        out.write_text(json.dumps(record, indent=1, default=float) + "\n")
-        print(f"wrote {out}")
+        write_sweep(Path(sys.argv[sys.argv.index("--out") + 1]), context,
+                    "python -m helpers.bench.matmul " + " ".join(sys.argv[1:]), quick, result)

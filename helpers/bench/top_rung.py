@@ -15,9 +15,7 @@ and its share of cuBLAS's median; the JSON rows carry the bands (Timing.row()).
 
 from __future__ import annotations
 
-import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -150,10 +148,6 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv or mode.is_quick()
     result = sweep(context, quick)
     if "--out" in sys.argv:
-        out = Path(sys.argv[sys.argv.index("--out") + 1])
-        out.parent.mkdir(parents=True, exist_ok=True)
-        record = {"device": {"describe": gl.describe(context), "date": time.strftime("%Y-%m-%d"),
-                             "command": "python -m helpers.bench.top_rung " + " ".join(sys.argv[1:])},
-                  "quick": quick, "rows": result}
-        out.write_text(json.dumps(record, indent=1, default=float) + "\n")
-        print(f"wrote {out}")
+        from .matmul import write_sweep
+        write_sweep(Path(sys.argv[sys.argv.index("--out") + 1]), context,
+                    "python -m helpers.bench.top_rung " + " ".join(sys.argv[1:]), quick, result)
