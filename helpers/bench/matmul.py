@@ -64,6 +64,13 @@ def cublas_seconds(n: int, repeat: int = 20):
     """A timing.Timing of one n³ float32 torch matmul on CUDA with TF32 off: `repeat` samples of STREAM calls
     between two CUDA events, divided by STREAM (as the GLSL rungs are timed), after a warm-up by time
     (timing.warm_up: an idle GPU's clock takes about half a second to climb); None without torch/CUDA."""
+    sample = cublas_sample(n)
+    return None if sample is None else timing.measure(sample, repeat, clock="CUDA events")
+
+
+def cublas_sample(n: int, calls: int = STREAM):
+    """sample() -> seconds of one n³ float32 torch matmul on CUDA with TF32 off: `calls` back to back between
+    two CUDA events, divided by `calls`; None without torch/CUDA. For timing.measure or measure_interleaved."""
     torch = torch_fp32()
     if torch is None:
         return None
@@ -73,11 +80,12 @@ def cublas_seconds(n: int, repeat: int = 20):
     def sample():
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        stream(lambda: a @ b)()
+        for _ in range(calls):
+            a @ b
         end.record()
         torch.cuda.synchronize()
-        return start.elapsed_time(end) / 1e3 / STREAM
-    return timing.measure(sample, repeat, clock="CUDA events")
+        return start.elapsed_time(end) / 1e3 / calls
+    return sample
 
 
 def rung_sample(ctx, kernel, A, B, C, clock):

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import check, gl, matmul, timing
+from . import matmul as bench_matmul
 
 SIZES, QUICK_SIZES = (1024, 2048, 4096), (64, 128)
 STREAM, REPEAT, WARMUP = 10, 15, 1.0
@@ -61,28 +62,6 @@ def load(ctx, shader: str, defines: dict, places):
     return matmul.load(ctx, shader, defines)
 
 
-def cublas_sample(n: int):
-    """A sample() for measure_interleaved: seconds of one n³ torch fp32 matmul (TF32 off), STREAM calls
-    between two CUDA events; None without torch and CUDA."""
-    from .matmul import torch_fp32
-
-    torch = torch_fp32()
-    if torch is None:
-        return None
-    a = torch.randn(n, n, device="cuda", dtype=torch.float32)
-    b = torch.randn(n, n, device="cuda", dtype=torch.float32)
-
-    def sample():
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(STREAM):
-            a @ b
-        end.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(end) / 1e3 / STREAM
-    return sample
-
-
 def sweep(ctx, quick: bool = False) -> list[dict]:
     rng, clock = np.random.default_rng(0), timing.Clock(ctx)
     sizes = QUICK_SIZES if quick else SIZES
@@ -118,7 +97,7 @@ def sweep(ctx, quick: bool = False) -> list[dict]:
                     matmul.run(kernel, A, B, C)
             return lambda: clock.kernel(stream) / STREAM
         samples = {name: sample_of(k) for name, k in here.items()}
-        cublas = None if quick else cublas_sample(n)
+        cublas = None if quick else bench_matmul.cublas_sample(n, STREAM)
         if cublas is not None:
             samples["cuBLAS fp32 (torch, TF32 off)"] = cublas
         timings = timing.measure_interleaved(samples, repeat=3 if quick else REPEAT,
@@ -148,6 +127,5 @@ if __name__ == "__main__":
     quick = "--quick" in sys.argv or mode.is_quick()
     result = sweep(context, quick)
     if "--out" in sys.argv:
-        from .matmul import write_sweep
-        write_sweep(Path(sys.argv[sys.argv.index("--out") + 1]), context,
+        bench_matmul.write_sweep(Path(sys.argv[sys.argv.index("--out") + 1]), context,
                     "python -m helpers.bench.top_rung " + " ".join(sys.argv[1:]), quick, result)
