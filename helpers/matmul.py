@@ -254,11 +254,6 @@ def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15) -> dict:
     return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops}
 
 
-def warm_up(ctx, fn, seconds: float | None = None) -> int:
-    """timing.warm_up for GPU work: fn() then ctx.finish(), for `seconds` (default: timing's warm-up)."""
-    return timing.warm_up(fn, seconds, finish=ctx.finish)
-
-
 ASSEMBLY_KINDS = {"MAD.F32": "vec4 multiply-add", "LDS": "shared-memory read", "STS": "shared-memory write",
                   "LDB": "global load", "BAR": "barrier"}    # the instructions tile_loop counts, in NVIDIA's assembly
 
