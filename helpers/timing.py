@@ -182,6 +182,14 @@ def compare(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     return SAME
 
 
+def typical_above(slow: Timing, fast: Timing, margin: float = MARGIN) -> bool:
+    """True when slow's median lies above fast's 80th percentile by more than `margin`: a typical sample of
+    `slow` takes longer than four in five of `fast`. For a distribution with two modes, such as a training
+    loop's epochs (a few at full speed, most slowed by the pauses between them), whose band reaches down
+    into the other one's: compare() would call them the same whenever one fast epoch lands in the band."""
+    return slow.median > fast.high * (1 + margin)
+
+
 class Verdict(str):
     """A sentence that judges measurements, with the outcome it chose (`outcome`: one short word or phrase
     from a fixed set, such as compare()'s three). Prints as the sentence."""

@@ -106,13 +106,28 @@ def sweep_row(batch, total, numpy):
 
 
 def test_crossover_sentence_three_sides():
-    rows = [sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, 2.01), sweep_row(100, 2.0, 3.0), sweep_row(1000, 2.0, 30.0)]
+    rows = [sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, 2.01), sweep_row(100, 2.0, 3.1), sweep_row(1000, 2.0, 30.0)]
     gpu = inference.crossover_sentence(rows)
     assert gpu.outcome == inference.GPU_FROM and "from a batch of 100" in gpu and "at 10 images" in gpu
     numpy = inference.crossover_sentence(rows[:1])
     assert numpy.outcome == inference.NUMPY_EVERYWHERE and "NumPy is ahead or level" in numpy
     level = inference.crossover_sentence(rows[1:2])
     assert level.outcome == inference.NUMPY_EVERYWHERE and "same within the noise" in level
+
+
+@pytest.mark.parametrize("numpy, outcome", [(2.9, inference.NUMPY_EVERYWHERE),   # 1.45×: inside the 1.5× margin
+                                            (3.1, inference.GPU_FROM)])          # 1.55×: beyond it
+def test_crossover_either_side_of_the_host_margin(numpy, outcome):
+    v = inference.crossover_sentence([sweep_row(1, 2.0, 1.0), sweep_row(1000, 2.0, numpy)])
+    assert v.outcome == outcome
+    assert ("1.45× lower" in v) == (outcome == inference.NUMPY_EVERYWHERE)
+
+
+@pytest.mark.parametrize("gpu, numpy, says", [(4.14, 5.49, "1.33× lower"), (4.05, 5.06, "1.25× lower")])
+def test_crossover_of_two_h100_runs_is_one_verdict(gpu, numpy, says):
+    # 10,000 images in two runs of notebook 03: the bands parted in one and overlapped in the other
+    v = inference.crossover_sentence([sweep_row(1, 0.40, 0.05), sweep_row(10000, gpu, numpy)])
+    assert v.outcome == inference.NUMPY_EVERYWHERE and f"the GPU's median is {says}" in v
 
 
 def test_crossover_needs_the_gpu_ahead_at_every_larger_batch():

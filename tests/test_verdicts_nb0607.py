@@ -19,12 +19,13 @@ def T(ms, spread=0.01, n=9):
 
 # --- notebook 06, section 4: is an epoch mostly kernel time? ---------------------------------------------
 
-@pytest.mark.parametrize("share, words, outcome", [(0.60, "mostly kernel time", fused_mlp.MOSTLY_KERNEL),
-                                                   (0.56, "mostly kernel time", fused_mlp.MOSTLY_KERNEL),
-                                                   (0.54, "about half", fused_mlp.ABOUT_HALF),
+@pytest.mark.parametrize("share, words, outcome", [(0.70, "mostly kernel time", fused_mlp.MOSTLY_KERNEL),
+                                                   (0.66, "mostly kernel time", fused_mlp.MOSTLY_KERNEL),
+                                                   (0.64, "about half", fused_mlp.ABOUT_HALF),
+                                                   (0.56, "about half", fused_mlp.ABOUT_HALF),
                                                    (0.50, "about half", fused_mlp.ABOUT_HALF),
-                                                   (0.46, "about half", fused_mlp.ABOUT_HALF),
-                                                   (0.44, "mostly fixed costs", fused_mlp.MOSTLY_FIXED),
+                                                   (0.36, "about half", fused_mlp.ABOUT_HALF),
+                                                   (0.34, "mostly fixed costs", fused_mlp.MOSTLY_FIXED),
                                                    (0.20, "mostly fixed costs", fused_mlp.MOSTLY_FIXED)])
 def test_kernel_share_either_side_of_half(share, words, outcome):
     v = fused_mlp.kernel_share("fused", share)
@@ -32,11 +33,17 @@ def test_kernel_share_either_side_of_half(share, words, outcome):
 
 
 def test_kernel_share_decides_from_its_band():
-    """A share of 60 % whose band reaches down to 52 % is not called mostly kernel time."""
-    v = fused_mlp.kernel_share("fused", 0.60, low=0.52, high=0.64)
-    assert v.outcome == fused_mlp.ABOUT_HALF and "52%–64%" in v
-    assert fused_mlp.kernel_share("fused", 0.40, low=0.38, high=0.449).outcome == fused_mlp.MOSTLY_FIXED
-    assert fused_mlp.kernel_share("fused", 0.40, low=0.38, high=0.46).outcome == fused_mlp.ABOUT_HALF
+    """A share of 70 % whose band reaches down to 62 % is not called mostly kernel time."""
+    v = fused_mlp.kernel_share("fused", 0.70, low=0.62, high=0.74)
+    assert v.outcome == fused_mlp.ABOUT_HALF and "62%–74%" in v
+    assert fused_mlp.kernel_share("fused", 0.30, low=0.28, high=0.349).outcome == fused_mlp.MOSTLY_FIXED
+    assert fused_mlp.kernel_share("fused", 0.30, low=0.28, high=0.36).outcome == fused_mlp.ABOUT_HALF
+
+
+@pytest.mark.parametrize("share, low, high", [(0.56, 0.56, 0.57), (0.54, 0.51, 0.55), (0.55, 0.53, 0.57)])
+def test_kernel_share_of_three_runs_of_the_fused_trainer_is_one_verdict(share, low, high):
+    # three H100 runs of notebook 06: a threshold at 55 % sat inside their spread and the verdict flipped
+    assert fused_mlp.kernel_share("fused", share, low, high).outcome == fused_mlp.ABOUT_HALF
 
 
 def test_kernel_share_at_half_is_not_called_mostly_fixed_costs():
@@ -107,9 +114,18 @@ def test_loop_slowdown_either_side_of_15_percent(loop, back, outcome, words):
     assert ("notebook 05" in v) == (outcome != timing.SAME)   # the pointer to the clock lesson only for a gap
 
 
-def test_loop_slowdown_noisy_loop_is_not_called_slower():
-    """1.3× the median, but loop epochs spread ±40 %: their band reaches the back-to-back band."""
-    assert fused_mlp.loop_slowdown(T(38.0, 0.4), T(29.2, 0.05)).outcome == timing.SAME
+def test_loop_slowdown_noisy_loop_with_a_median_inside_the_margin_is_not_called_slower():
+    """The loop's median 1.13× back to back (inside 15 %), its band wide: no gap claimed."""
+    assert fused_mlp.loop_slowdown(T(33.0, 0.4), T(29.2, 0.01)).outcome == timing.SAME
+
+
+def test_loop_slowdown_two_modes_are_slower_with_the_fast_epochs_named():
+    """Ten loop epochs, two at the back-to-back pace and eight slowed (a run of notebook 06 on an H100): the
+    band reaches the back-to-back band, yet a typical loop epoch takes 2.9× as long."""
+    loop = timing.Timing(tuple(ms * 1e-3 for ms in (13.6, 14.0, 38.0, 39.0, 39.3, 39.7, 40.0, 40.4, 40.9, 41.6)))
+    v = fused_mlp.loop_slowdown(loop, T(13.5, 0.02))
+    assert v.outcome == "slower in the loop" and "at the median" in v and "about as fast as back to back" in v
+    assert "about as fast" not in fused_mlp.loop_slowdown(T(59.6), T(29.2))
 
 
 def test_loop_slowdown_names_what_the_loop_drew():
