@@ -321,6 +321,40 @@ def test_contract_cost_is_taken_sample_by_sample():
     assert contract.cost(bare, checked).samples == pytest.approx((0.5e-6,) * 3)
 
 
+@pytest.mark.parametrize("kind", ["GPUTrainer", "FusedMLP"])
+def test_a_trainer_without_checks_trains_the_same_bits_and_holds_nothing_checked(ctx, kind):
+    from helpers import fused_mlp, gpu_mlp, reference
+    from helpers.bench import contract
+
+    cls = {"GPUTrainer": gpu_mlp.GPUTrainer, "FusedMLP": fused_mlp.FusedMLP}[kind]
+    rng = np.random.default_rng(3)
+    images, labels = rng.integers(0, 256, (300, 784), dtype=np.uint8), rng.integers(0, 10, 300)
+    made = [cls(ctx, reference.init_params(784, 20, 10, seed=1), images, labels, optimizer=reference.SGD(0.1),
+                batch_size=64, seed=2) for _ in range(2)]
+    contract.without_checks(made[0])
+    for trainer in made:
+        trainer.run_epoch(0)
+    held = [getattr(made[0], name, None) for name in ("_u_step", "_u_start", "_u_rng_step", "_u_slot", "_u_step_head")]
+    flat = [u for h in held if h is not None for u in (h if isinstance(h, (list, tuple)) else (h,))]
+    flat += [p for p, _ in made[0].plan] if kind == "GPUTrainer" else []
+    assert flat and not any(isinstance(u, (gl.CheckedProgram, gl.CheckedUniform)) for u in flat)
+    assert all(not isinstance(k.program, gl.CheckedProgram) for k in made[0].kernels.values())
+    a, b = made[0].read_params(), made[1].read_params()
+    assert all(a[k].tobytes() == b[k].tobytes() for k in a)
+    for trainer in made:
+        trainer.release()
+
+
+def test_contract_epochs_run_and_say_which_is_faster(ctx):
+    from helpers.bench import contract
+
+    rows = contract.epochs(ctx, repeat=2, n=256)
+    assert set(rows) == set(contract.TRAINERS)
+    assert all(len(b.samples) == len(c.samples) == 2 for b, c in rows.values())
+    assert [v.outcome for v in contract.epoch_verdicts(rows)] and all(
+        "without the checks" in v for v in contract.epoch_verdicts(rows))
+
+
 # ---- `<count> or more`: the banner's promise that extra work groups change nothing ----------------------
 
 def extra_group_cases():

@@ -14,6 +14,10 @@ which a length names (notebook 05's trainer sets it every step; N = 0, so it too
 type-checks. It prints microseconds per
 dispatch with their 20-80 % band, and the check's cost: the checked loop's time less the bare loop's,
 sample by sample.
+
+Then whole epochs (`epochs`): notebook 05's six-dispatch trainer and the fused trainer, each built twice on
+the same images, once as the series uses it and once made to dispatch through the bare ComputeShaders
+(`without_checks`), their epochs interleaved: whether the checks slow a real epoch beyond the noise.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ import time
 
 import numpy as np
 
-from .. import gl, timing
+from .. import gl, mode, reference, timing
+from ..fused_mlp import FusedMLP
+from ..gpu_mlp import GPUTrainer
 
 SHADER = "fused_forward_1_xent.comp"
 GATHER = "gather_forward_1_u8.comp"
@@ -145,12 +151,66 @@ def report(rows: dict) -> str:
     return "\n".join(lines)
 
 
+def without_checks(trainer):
+    """Make a trainer dispatch through the bare moderngl ComputeShaders, for measuring what the checks cost:
+    every Kernel's program becomes the ComputeShader itself, and the uniforms and programs its step loop
+    holds become the bare ones. The trainer checks nothing afterwards. Returns it."""
+    for kernel in trainer.kernels.values():
+        kernel._checked_program = kernel._checked_program.unchecked
+    bare = lambda held: held.unchecked if isinstance(held, gl.CheckedProgram) else getattr(held, "_uniform", held)  # noqa: E731
+    for name in ("_u_step", "_u_start", "_u_rng_step"):
+        if getattr(trainer, name, None):
+            setattr(trainer, name, type(getattr(trainer, name))(bare(u) for u in getattr(trainer, name)))
+    for name in ("_u_slot", "_u_step_head"):
+        if getattr(trainer, name, None) is not None:
+            setattr(trainer, name, bare(getattr(trainer, name)))
+    if getattr(trainer, "plan", None) and isinstance(trainer.plan[0], tuple) and len(trainer.plan[0]) == 2 \
+            and isinstance(trainer.plan[0][0], gl.CheckedProgram):
+        trainer.plan = [(bare(program), groups) for program, groups in trainer.plan]
+    return trainer
+
+
+TRAINERS = {"notebook 05's trainer (6 dispatches a step)": GPUTrainer, "the fused trainer (2 dispatches a step)": FusedMLP}
+
+
+def epochs(ctx, repeat: int = 15, n: int | None = None) -> dict[str, tuple[timing.Timing, timing.Timing]]:
+    """{trainer: (bare, checked)}: Timings of whole epochs (back to back, wall clock with ctx.finish() at both
+    ends) of each trainer as the series uses it and of its twin made by without_checks, interleaved after a
+    warm-up, on n random images (default 60,000; 1,024 in QUICK mode), 784-128-10, batch 128, SGD."""
+    from .fused import epoch_sampler
+    n = n or mode.pick(60_000, 1024)
+    rng = np.random.default_rng(0)
+    images, labels = rng.integers(0, 256, (n, 784), dtype=np.uint8), rng.integers(0, 10, n)
+    rows = {}
+    for name, kind in TRAINERS.items():
+        made = {way: kind(ctx, reference.init_params(seed=0), images, labels, optimizer=reference.SGD(0.1),
+                          batch_size=128, seed=0) for way in ("bare", "checked")}
+        without_checks(made["bare"])
+        measured = timing.measure_interleaved({way: epoch_sampler(t) for way, t in made.items()}, repeat)
+        rows[name] = (measured["bare"], measured["checked"])
+        for trainer in made.values():
+            trainer.release()
+    return rows
+
+
+def epoch_verdicts(rows: dict) -> list[timing.Verdict]:
+    """A sentence per trainer: its epoch with the checks against without them (timing.versus)."""
+    return [timing.versus(bare, checked, f"{name}'s epoch without the checks", "with them")
+            for name, (bare, checked) in rows.items()]
+
+
 def main(argv: list[str] | None = None) -> None:
     """python -m helpers.bench.contract [dispatches]"""
     argv = sys.argv[1:] if argv is None else argv
     ctx = gl.create_context()
     print(gl.describe(ctx))
     print(report(measure(ctx, int(argv[0]) if argv else 2000)))
+    rows = epochs(ctx)
+    for name, (bare, checked) in rows.items():
+        print(f"{name}: an epoch without the checks {bare.text()}, with them {checked.text()}, "
+              f"the difference {cost(bare, checked).text()}")
+    for sentence in epoch_verdicts(rows):
+        print(sentence[0].upper() + sentence[1:] + ".")
 
 
 if __name__ == "__main__":
