@@ -420,39 +420,21 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
     return timing.Verdict(text + ": the rest of the step fell more", REST_FELL_MORE)
 
 
-SAME_ORDER, REVERSED, NOT_SEPARATED = "same order", "reversed", "not separated"
 
 
-def loop_order(loop_fused: timing.Timing, loop_unfused: timing.Timing, back_fused: timing.Timing,
-               back_unfused: timing.Timing) -> timing.Verdict:
-    """Do the training loop's epochs order the two trainers as the back-to-back epochs do? Four Timings of
-    epochs. Back to back, timing.versus; in the loop, whose epochs have two modes (a few at full speed, most
-    slowed by the pauses), a trainer is slower when its typical epoch (the median) takes longer than four in
-    five of the other's (timing.typical_above). Outcome: SAME_ORDER, REVERSED, or NOT_SEPARATED (either
-    comparison the same within the noise)."""
-    back = timing.versus(back_fused, back_unfused, "the fused epoch back to back", "notebook 05's back to back")
-    if timing.typical_above(loop_fused, loop_unfused):
-        loop_way = timing.B_FASTER
-        loop = (f"in the training loop a typical fused epoch ({loop_fused.text()}) took longer than four in five of "
-                f"notebook 05's ({loop_unfused.text()})")
-    elif timing.typical_above(loop_unfused, loop_fused):
-        loop_way = timing.A_FASTER
-        loop = (f"in the training loop a typical epoch of notebook 05 ({loop_unfused.text()}) took longer than four "
-                f"in five fused ones ({loop_fused.text()})")
-    else:
-        loop_way = timing.SAME
-        loop = (f"in the training loop neither trainer's typical epoch is slower than four in five of the other's "
-                f"(fused {loop_fused.text()}, notebook 05's {loop_unfused.text()})")
-    both = f"{back[0].upper()}{back[1:]}; {loop}"
-    if timing.SAME in (back.outcome, loop_way):
-        return timing.Verdict(both + ": at least one pair is not separated by the noise, so no order to compare",
-                              NOT_SEPARATED)
-    if back.outcome == loop_way:
-        return timing.Verdict(both + ": the same order both ways", SAME_ORDER)
-    return timing.Verdict(
-        both + f". The loop reverses the order: there the fused epoch took {loop_fused.median / back_fused.median:.2f}× "
-        f"its back-to-back time and the unfused one {loop_unfused.median / back_unfused.median:.2f}×, so the loop's "
-        "epochs measure more than the two trainers' work; section 4's back-to-back epochs are the comparison", REVERSED)
+def loop_epochs(loops: dict, backs: dict) -> str:
+    """A sentence, not a verdict, on training-loop epochs: {trainer: Timing of its loop's epochs} and
+    {trainer: Timing of its back-to-back epochs}. Each trainer's loop epochs as their median, fastest and
+    slowest, and the median's ratio to back to back. A loop's epochs carry the GPU's clock changes in the
+    pauses between them, and how far the GPU clocks down differs from run to run (in one run an epoch after
+    a pause runs at full speed, in the next at a third of it), so they are not compared with each other or
+    with back-to-back ones: a comparison would come out differently on a second run."""
+    parts = [f"{name}'s {1e3 * loop.median:.3g} ms at the median ({1e3 * min(loop.samples):.3g} to "
+             f"{1e3 * max(loop.samples):.3g} ms; {loop.median / backs[name].median:.2f}× its back-to-back epoch)"
+             for name, loop in loops.items()]
+    return (f"In the training loop the epochs took {', and '.join(parts)}: a loop's epochs include what the "
+            "pauses between them do to the GPU's clock, which differs from run to run, so only back-to-back "
+            "epochs compare the trainers")
 
 
 def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | None = None,

@@ -151,8 +151,15 @@ def test_mapped_read_verdict_large_effect_is_called_a_slowdown():
 
 
 def test_mapped_read_verdict_staged_reads_that_cost_are_reported():
-    v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(50), mapped=T(52))
+    v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(55), mapped=T(56))
     assert "staged reads" in v and "slower" in v.split(";")[-1]
+
+
+@pytest.mark.parametrize("mapped, outcome", [(48.0, timing.SAME),        # 1.19×, as one run measured: inside 1.25×
+                                             (51.0, timing.A_FASTER)])   # 1.28×: beyond it
+def test_mapped_read_verdict_either_side_of_its_margin(mapped, outcome):
+    v = profile.mapped_read_verdict("dense_backward_1_relu.comp", 2.0, none=T(40.4), staged=T(40.5), mapped=T(mapped))
+    assert v.outcome == outcome and ("not called" in v.split(";")[0]) == (outcome == timing.SAME)
 
 
 def test_summed_adds_the_kernels_round_by_round():
