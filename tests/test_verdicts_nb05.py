@@ -139,27 +139,19 @@ def test_busy_note_without_samples():
 
 # the mapped-read experiment (appendix): a conclusion only from the figures it names ---------------------
 
-def test_mapped_read_verdict_small_effect_is_the_same_within_the_noise():
-    v = profile.mapped_read_verdict("dense_backward_1_relu.comp", 1.35, none=T(44), staged=T(44.2), mapped=T(45))
-    assert v.outcome == timing.SAME and "the same within the noise" in v and "1.35×" in v
-    assert "left the buffers" not in v            # no claim about what the driver did
+@pytest.mark.parametrize("mapped", [41.8, 54.6])   # two runs on one H100: 1.04× and 1.35× after mapped reads
+def test_mapped_read_verdict_judges_the_staged_reads_only(mapped):
+    v = profile.mapped_read_verdict("dense_backward_1_relu.comp", 2.39, none=T(40.3), staged=T(40.3), mapped=T(mapped))
+    assert v.outcome == timing.SAME and "the same within the noise" in v.split(";")[0]
+    assert "2.39×" in v and "can differ from one run to the next" in v
+    assert "slower" not in v and "left the buffers" not in v          # no verdict on mapping, no claim on the driver
 
 
-def test_mapped_read_verdict_large_effect_is_called_a_slowdown():
-    v = profile.mapped_read_verdict("gather_backward_1_u8.comp", 3.0, none=T(44), staged=T(44), mapped=T(80))
-    assert v.outcome == timing.A_FASTER and "slower" in v.split(";")[0]
-
-
-def test_mapped_read_verdict_staged_reads_that_cost_are_reported():
-    v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(55), mapped=T(56))
-    assert "staged reads" in v and "slower" in v.split(";")[-1]
-
-
-@pytest.mark.parametrize("mapped, outcome", [(48.0, timing.SAME),        # 1.19×, as one run measured: inside 1.25×
-                                             (51.0, timing.A_FASTER)])   # 1.28×: beyond it
-def test_mapped_read_verdict_either_side_of_its_margin(mapped, outcome):
-    v = profile.mapped_read_verdict("dense_backward_1_relu.comp", 2.0, none=T(40.4), staged=T(40.5), mapped=T(mapped))
-    assert v.outcome == outcome and ("not called" in v.split(";")[0]) == (outcome == timing.SAME)
+@pytest.mark.parametrize("staged, outcome, word", [(42.0, timing.SAME, "the same within the noise"),   # 1.05×
+                                                   (46.0, timing.A_FASTER, "slower")])                  # 1.15×
+def test_mapped_read_verdict_staged_reads_either_side_of_the_margin(staged, outcome, word):
+    v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(staged), mapped=T(52))
+    assert v.outcome == outcome and word in v.split(";")[0]
 
 
 def test_summed_adds_the_kernels_round_by_round():
