@@ -22,6 +22,7 @@ import re
 import sys
 from pathlib import Path
 
+from . import timing
 from .bench import fused as bench_fused
 from .bench import limits as bench_limits
 from .bench import matmul as bench_matmul
@@ -35,12 +36,19 @@ DROPOUT = RESULTS / "dropout-final.json"
 HEADLINE_ROWS = 12
 
 
-def against(ours: float, theirs: float) -> str:
-    """'1.4× faster' / '2.9× slower': our time against theirs, with three figures while the two are close."""
+def against(ours, theirs) -> str:
+    """'1.4× faster' / '2.9× slower': our time against theirs (seconds, or timing.Timing with its band), with
+    three figures while the two are close. Given two Timings, a difference the bands do not separate
+    (timing.compare) reads 'the same within the noise (1.02×)'."""
+    both = isinstance(ours, timing.Timing) and isinstance(theirs, timing.Timing)
+    same = both and timing.compare(ours, theirs) == timing.SAME
+    ours, theirs = (t.median if isinstance(t, timing.Timing) else t for t in (ours, theirs))
     if ours <= 0 or theirs <= 0:
         raise ValueError(f"times must be positive, got {ours} and {theirs}")
     ratio = max(ours, theirs) / min(ours, theirs)
     figures = f"{ratio:.3g}" if ratio < 1.1 else f"{ratio:.2g}"
+    if same:
+        return f"the same within the noise ({figures}×)"
     return "as fast" if figures in ("1", "1.00") else f"{figures}× {'faster' if ours < theirs else 'slower'}"
 
 
@@ -266,18 +274,28 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
     fused, mm = benches.get("fused", []), benches.get("matmul", [])
     out = []
 
-    def vs(what, ours_name, ours_s, their_name, their_s):
-        if ours_s is not None and their_s is not None:
-            out.append((what, f"{ours_name}: {_ms(ours_s)}", f"{their_name}: {_ms(their_s)}",
-                        against(ours_s, their_s)))
+    def vs(what, ours_name, ours, their_name, theirs):
+        """A row of two times (timing.Timing, their band from the record), or nothing where one is missing."""
+        if ours is not None and theirs is not None:
+            out.append((what, f"{ours_name}: {_ms(ours.median)}", f"{their_name}: {_ms(theirs.median)}",
+                        against(ours, theirs)))
+
+    def band(row, key="ms", scale=1e3):
+        """The row's time as a Timing with its stored band (a row without one: its median alone)."""
+        if not row:
+            return None
+        if row.get(key) is not None:
+            return timing.Timing.from_row(row, key, scale)
+        return timing.Timing((row["epoch_s"],)) if row.get("epoch_s") is not None else None
 
     get = lambda prefix: (_row(inference, "what", prefix) or {}).get("seconds")   # noqa: E731
     vs(f"{test_images(inference)} through 784-128-10", "GPU, end to end (uint8 upload, kernels, readback)",
-       get("end to end, uint8"), "NumPy on the CPU", get("NumPy forward"))
+       band(_row(inference, "what", "end to end, uint8"), "seconds", 1), "NumPy on the CPU",
+       band(_row(inference, "what", "NumPy forward"), "seconds", 1))
     glsl, numpy_epoch = _row(train, "name", "GLSL"), _row(train, "name", "NumPy")
     images = f"{glsl.get('images', TRAIN_IMAGES):,}" if glsl else "60,000"
     vs(f"one training epoch of 784-128-10 ({images} images)", f"GLSL, {glsl.get('dispatches_per_step', '?') if glsl else '?'} dispatches a step",
-       glsl and glsl["epoch_s"], "NumPy on the CPU", numpy_epoch and numpy_epoch["epoch_s"])
+       band(glsl), "NumPy on the CPU", band(numpy_epoch))
     upload, kernels = get("upload float32 into existing"), get("kernels, float32")
     readback = get("readback into a preallocated")
     if upload is not None and kernels is not None:
@@ -315,8 +333,7 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
             if them is not None:
                 what = epoch_label(best, f"one MNIST epoch of 784-{hidden}-10, same run").replace(
                     "one MNIST epoch", "one training epoch")
-                vs(what, f"ours ({best['name']})", best["ms"] / 1e3,
-                   label, them["ms"] / 1e3)
+                vs(what, f"ours ({best['name']})", band(best), label, band(them))
     if glsl and glsl.get("test_acc") is not None:
         epochs = len(glsl.get("epochs_s", [])) + 1
         out.append(("test accuracy, 784-128-10, SGD", f"{100 * glsl['test_acc']:.2f} % after {epochs} epochs",

@@ -86,6 +86,19 @@ def test_against_says_faster_or_slower_on_both_sides(ours, theirs, said):
     assert report.against(ours, theirs) == said
 
 
+def _band(ms, low, high):
+    from helpers import timing
+    return timing.Timing.from_row({"ms": ms, "ms_low": low, "ms_high": high})
+
+
+@pytest.mark.parametrize("ours, theirs, said", [
+    (_band(25.33, 24.92, 26.06), _band(25.94, 25.89, 26.01), "the same within the noise (1.02×)"),   # the wide net
+    (_band(12.81, 12.22, 13.03), _band(17.32, 17.21, 17.44), "1.4× faster"),
+    (_band(17.32, 17.21, 17.44), _band(12.81, 12.22, 13.03), "1.4× slower")])
+def test_against_with_bands_calls_only_what_the_noise_separates(ours, theirs, said):
+    assert report.against(ours, theirs) == said
+
+
 def test_a_file_that_is_not_a_benchmark_gets_a_clear_error(tmp_path):
     (tmp_path / "x.json").write_text("{\"a\": 1}")
     with pytest.raises(SystemExit, match="not a benchmark record"):
