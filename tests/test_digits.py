@@ -257,6 +257,13 @@ def test_net_verdict_on_both_sides_of_weak():
     assert weak.outcome == digits.WEAK_NET and "82.70%" in weak and "misread many of your digits" in weak
 
 
+def test_net_verdict_just_either_side_of_weak():
+    at = digits.net_verdict("x", digits.WEAK, 100)
+    assert at.outcome == digits.STRONG_NET and "a strong net (at least 95%)" in at and "weak" not in at
+    below = digits.net_verdict("x", digits.WEAK - 1e-4, 10_000)
+    assert below.outcome == digits.WEAK_NET and "94.99%" in below and "a weak net (below 95%)" in below
+
+
 def test_retrain_reason_refuses_a_quick_or_weak_net_in_a_full_run_only():
     quick_net = {"mode": "QUICK", "epochs": 1, "train_images": 20000, "test_accuracy": 0.87, "test_images": 2000,
                  "card": "llvmpipe (LLVM 15.0.6, 256 bits)"}

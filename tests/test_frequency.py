@@ -134,3 +134,21 @@ def test_epoch_seconds_warms_the_gpu_up_before_it_times(ctx, monkeypatch):
     # each epoch gets the order the trainer would draw itself, drawn before the clock started
     orders = [reference.epoch_order(40, e, trainer.seed).tolist() for e in range(3)]
     assert events == [("warm_up", ctx)] + [("epoch", e, orders[e]) for e in range(3)] and len(times) == 2
+
+
+# --- audit: the gap's threshold (typical_above) just inside and just outside ---------------------------------
+
+@pytest.mark.parametrize("slow, outcome", [(21.0, NO_GAP),         # 21.0 against 20.12 × 1.05 = 21.13 ms: no gap
+                                           (21.3, CLOCK_LOWER)])   # just beyond: a gap, the clock 2× lower
+def test_verdict_either_side_of_the_gap(slow, outcome):
+    v = verdict(_epochs(slow), _epochs(20.0), 2.0)
+    assert v.outcome == outcome
+    assert ("no gap to explain" in v) == (outcome == NO_GAP) and ("clocked down" in v) == (outcome == CLOCK_LOWER)
+
+
+@pytest.mark.xfail(strict=True, reason="verdict calls a clock ratio far below 1 (the slower epochs at a higher "
+                                       "clock) 'about the same clock', e.g. 0.50×")
+def test_verdict_does_not_call_a_higher_clock_about_the_same():
+    v = verdict(_epochs(50.0), _epochs(20.0), 0.5)
+    assert v.outcome == CLOCK_SAME and "0.50×" in v
+    assert "about the same clock" not in v

@@ -57,6 +57,29 @@ def test_compare_three_outcomes(a, b, outcome):
     assert timing.compare(a, b) == outcome
 
 
+@pytest.mark.parametrize("a, b, outcome", [
+    (spread(1.0, 0.9, 1.1), spread(1.5, 1.1, 1.6), SAME),              # bands touch: not wholly below
+    (spread(1.0, 0.9, 1.1), spread(1.5, 1.11, 1.6), A_FASTER),         # bands just apart, 50 % apart
+    (spread(1.03, 1.029, 1.031), spread(1.0, 0.999, 1.001), SAME),     # B ahead, within the 5 % margin
+    (spread(1.06, 1.059, 1.061), spread(1.0, 0.999, 1.001), B_FASTER), # B just past the margin
+])
+def test_compare_band_and_margin_on_both_sides_for_each_runner(a, b, outcome):
+    assert timing.compare(a, b) == outcome
+
+
+@pytest.mark.parametrize("slow, above", [(1.07, False),    # 1.07 against 1.02 × 1.05 = 1.071: inside the margin
+                                         (1.075, True)])   # just beyond it
+def test_typical_above_either_side_of_its_margin(slow, above):
+    assert timing.typical_above(spread(slow, slow, slow), spread(1.0, 0.98, 1.02)) is above
+
+
+def test_typical_above_sees_a_gap_that_compare_calls_the_same():
+    loop = Timing((1.0, 1.0, 1.7, 1.8, 1.9))          # two modes: two epochs at full speed, its band reaches down
+    back = spread(1.0, 0.99, 1.01)
+    assert timing.compare(loop, back) == SAME and timing.typical_above(loop, back)
+    assert not timing.typical_above(back, loop)
+
+
 def test_versus_sentences_match_their_outcome():
     fast, slow = spread(1e-3, 0.98e-3, 1.02e-3), spread(2e-3, 1.95e-3, 2.05e-3)
     v = timing.versus(fast, slow, "fused", "unfused")

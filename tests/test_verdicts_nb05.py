@@ -182,3 +182,43 @@ def test_committed_epochs_read_the_fused_benchs_eager_row():
 
 def test_committed_epochs_without_the_rows():
     assert train.committed_epochs({"benches": {}}) == {}
+
+
+# --- audit: each threshold just inside and just outside, each wording branch --------------------------------
+
+@pytest.mark.parametrize("short, costs", [(10.4, False),    # 4 % above the epoch-long stream: inside 5 %
+                                          (10.6, True)])    # 6 %: beyond it
+def test_stream_start_either_side_of_the_margin(short, costs):
+    text = profile.stream_start(_profile(issue=10.0, short=short))
+    assert ("costs about" in text and "overstates" in text) == costs
+    assert ("costs nothing we can measure" in text) == (not costs)
+
+
+@pytest.mark.xfail(strict=True, reason="stream_start says 'the same within the noise' when the short stream is "
+                                       "faster than the long one beyond the noise (compare's B_FASTER)")
+def test_stream_start_does_not_call_a_clearly_faster_short_stream_the_same():
+    text = profile.stream_start(_profile(issue=10.0, short=5.0))
+    assert "5 µs" in text and "10 µs" in text
+    assert "the same within the noise" not in text
+
+
+@pytest.mark.parametrize("staged, outcome, word", [(37.0, timing.SAME, "the same within the noise"),   # 1.08×
+                                                   (35.0, timing.B_FASTER, "faster")])                 # 1.14×
+def test_mapped_read_verdict_staged_reads_faster_either_side_of_the_margin(staged, outcome, word):
+    v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(staged), mapped=T(52))
+    assert v.outcome == outcome and word in v.split(";")[0] and "slower" not in v.split(";")[0]
+
+
+@pytest.mark.parametrize("loop, note", [(34.0, True),     # under half of 70 %: the sample period note
+                                        (36.0, False)])   # just over half: no note
+def test_busy_note_either_side_of_half(loop, note):
+    text = frequency.busy_note(loop_busy=loop, steady_busy=70.0)
+    assert f"{loop:.0f} %" in text and "70 %" in text
+    assert ("sample period" in text) == note
+
+
+@pytest.mark.xfail(strict=True, reason="busy_note calls any loop figure at or above half the back-to-back one "
+                                       "'about as busy in both', e.g. 40 % against 70 % or 90 % against 20 %")
+@pytest.mark.parametrize("loop, steady", [(40.0, 70.0), (90.0, 20.0)])
+def test_busy_note_does_not_call_far_apart_figures_about_as_busy(loop, steady):
+    assert "about as busy" not in frequency.busy_note(loop_busy=loop, steady_busy=steady)

@@ -253,3 +253,45 @@ def test_shown_path_is_relative_to_the_repository():
 def test_layouts_are_called_different_only_beyond_the_layout_margin(blocked, plain, outcome):
     v = timing.versus(T(blocked), T(plain), "the blocked epoch", "the plain one", margin=fused_mlp.LAYOUT_MARGIN)
     assert v.outcome == outcome
+
+
+# --- audit: each threshold just inside and just outside, each wording branch --------------------------------
+
+@pytest.mark.parametrize("lowest, highest, outcome, words", [
+    (98.80, 98.85, bench_dropout.REACHED, "every seed reached the 98.8 % goal"),
+    (98.79, 98.85, bench_dropout.ON_THE_LINE, "lies within the spread across seeds"),
+    (98.70, 98.80, bench_dropout.ON_THE_LINE, "lies within the spread across seeds"),
+    (98.70, 98.79, bench_dropout.MISSED, "every seed missed the 98.8 % goal")])
+def test_goal_sentence_words_match_the_outcome(lowest, highest, outcome, words):
+    v = bench_dropout.goal_sentence((lowest + highest) / 2, 0.02, lowest, goal=98.8, highest=highest)
+    assert v.outcome == outcome and words in v and f"highest {highest:.2f} %" in v
+
+
+# twice the sampling noise of 10,000 images at 98.79 %: 0.2187 points
+@pytest.mark.parametrize("other, outcome", [(0.9858, bench_dropout.WITHIN_NOISE),   # 0.21 points below the best
+                                            (0.9856, bench_dropout.CLEAR_BEST)])    # 0.23 points below
+def test_sweep_verdict_either_side_of_the_noise(other, outcome):
+    v = bench_dropout.sweep_verdict({"A": 0.9879, "B": other}, 10_000)
+    assert v.outcome == outcome and "0.22 points" in v
+    assert ("B lies within it" in v) == (outcome == bench_dropout.WITHIN_NOISE)
+    assert ("better than every other recipe" in v) == (outcome == bench_dropout.CLEAR_BEST)
+
+
+@pytest.mark.parametrize("seed_range, source", [(0.21, "twice the sampling noise"),    # below 0.2187: the split's
+                                                (0.23, "the spread across seeds")])    # above: the seeds'
+def test_sweep_verdict_noise_source_either_side(seed_range, source):
+    v = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9850}, 10_000, seed_range=seed_range)
+    assert source in v and v.outcome == bench_dropout.CLEAR_BEST
+
+
+@pytest.mark.parametrize("rest_fused, outcome, words", [
+    (10.9e-6, fused_mlp.BOTH_ALIKE, "about as much"),               # down 5.0 and 4.1 µs: 0.9 < 20 % of 5
+    (11.1e-6, fused_mlp.KERNEL_FELL_MORE, "kernels' time fell more")])   # down 5.0 and 3.9 µs: 1.1 > 1.0
+def test_fusion_segments_either_side_of_alike(rest_fused, outcome, words):
+    v = fused_mlp.fusion_segments(30e-6, 45e-6, 25e-6, 25e-6 + rest_fused)
+    assert v.outcome == outcome and words in v
+
+
+def test_fusion_segments_rest_fell_more_just_outside_alike():
+    v = fused_mlp.fusion_segments(30e-6, 45e-6, 26.1e-6, 36.1e-6)    # kernels down 3.9 µs, the rest down 5.0 µs
+    assert v.outcome == fused_mlp.REST_FELL_MORE and "the rest of the step fell more" in v

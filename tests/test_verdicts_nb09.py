@@ -80,3 +80,37 @@ def test_floor_account_on_every_side(look, look_floor, fused, fused_floor, outco
     v = lookahead_mlp.floor_account(T(look * 1e-3), T(look_floor * 1e-3), T(fused * 1e-3), T(fused_floor * 1e-3))
     assert v.outcome == outcome
     assert f"{look - look_floor:.2f} ms an epoch against the fused trainer's {fused - fused_floor:.2f} ms" in v
+
+
+# --- audit: each threshold just inside and just outside, each wording branch --------------------------------
+
+@pytest.mark.parametrize("look, outcome, words", [(10.9e-3, timing.SAME, "neither is faster"),        # 9 %: inside
+                                                  (11.15e-3, timing.B_FASTER, "did not beat two"),    # 11.5 %
+                                                  (9.2e-3, timing.SAME, "neither is faster"),         # 8.7 %
+                                                  (9.0e-3, timing.A_FASTER, "beat two")])             # 11.1 %
+def test_one_against_two_either_side_of_the_margin(look, outcome, words):
+    v = lookahead_mlp.one_against_two(T(look), T(10.0e-3))
+    assert v.outcome == outcome and words in v
+
+
+# the fused epoch 10.46 ms above a floor of 2.40 ms: its work 8.06 ms; the lookahead epoch 12.0 ms loses by 15 %
+@pytest.mark.parametrize("look_floor, outcome, words", [
+    (3.20, lookahead_mlp.THE_FLOOR, "by its floor, not by its work"),    # work 8.80 ms: 1.092× the fused work
+    (3.05, lookahead_mlp.BOTH, "both its floor and its work"),           # work 8.95 ms: 1.110×, floor 1.27×
+    (2.63, lookahead_mlp.THE_WORK, "by its work, not by its floor"),     # floor 1.096× the fused floor
+    (2.65, lookahead_mlp.BOTH, "both its floor and its work")])          # floor 1.104×
+def test_floor_account_either_side_of_each_margin(look_floor, outcome, words):
+    v = lookahead_mlp.floor_account(T(12.0e-3), T(look_floor * 1e-3), T(10.46e-3), T(2.40e-3))
+    assert v.outcome == outcome and words in v
+
+
+def test_floor_account_words_when_it_did_not_lose():
+    v = lookahead_mlp.floor_account(T(11.4e-3), T(6.55e-3), T(10.46e-3), T(2.40e-3))   # 9 % slower: inside 10 %
+    assert v.outcome == lookahead_mlp.DID_NOT_LOSE and "did not lose here" in v and "loses" not in v
+
+
+def test_grid_barrier_account_saving_smaller_than_its_fixed_costs():
+    # fixed costs 3 × 2.71 − 2 × 2.49 = 3.15 µs; the step saved only 2.0 µs: the fixed costs explain all of it
+    v = persistent_mlp.grid_barrier_account(T(2.71 * US), T(2.49 * US), T(20.0 * US), T(18.0 * US))
+    assert v.outcome == persistent_mlp.SAVED and "saved 2.0 µs a step" in v
+    assert "explain 2.00 µs of it" in v and "the other" not in v
