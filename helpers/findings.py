@@ -62,10 +62,3 @@ def than(a: float, b: float, above: str, below: str, equal: str | None = None) -
     if a < b:
         return below
     return below if equal is None else equal
-
-
-def times(a: float, b: float) -> str:
-    """'2.3× faster' or '1.4× slower': a measured against b (two times in the same unit)."""
-    if a <= 0 or b <= 0:
-        raise ValueError(f"times need positive durations, got {a} and {b}")
-    return f"{b / a:.2g}× faster" if a <= b else f"{a / b:.2g}× slower"

@@ -97,23 +97,8 @@ class FrequencyLog:
         return statistics.median(values) if values else None
 
 
-def busy_note(loop_busy: float | None, steady_busy: float | None, margin: float = 0.5) -> str:
-    """A comment on nvidia-smi's busy figure (utilization.gpu, in %) in a loop against back to back. The
-    figure is the share of the sample period before each reading in which a kernel ran, and that period is
-    1/6 s to 1 s depending on the GPU (NVML's documentation): longer than an epoch of tens of milliseconds.
-    So where the loop's median is under `margin` times the back-to-back one, the note says the figure
-    averages over the pauses between epochs and is not the share of an epoch the GPU worked."""
-    if loop_busy is None or steady_busy is None:
-        return "the GPU's busy figure was not sampled here"
-    figures = f"nvidia-smi called the GPU busy {loop_busy:.0f} % of the time in the loop, {steady_busy:.0f} % back to back"
-    if loop_busy < margin * steady_busy:
-        return (f"{figures}: each reading covers the sample period before it (1/6 s to 1 s, longer than an "
-                "epoch), so it mostly reports the pauses between the loop's epochs, not how busy an epoch kept "
-                "the GPU; the clock, read at the instant, is the figure to go by")
-    return f"{figures}: about as busy in both"
-
-
-NO_GAP, CLOCK_LOWER, CLOCK_SAME = "no gap", "clock lower in the slower epochs", "clock the same"
+NO_GAP, CLOCK_LOWER, CLOCK_SAME, CLOCK_HIGHER = ("no gap", "clock lower in the slower epochs", "clock the same",
+                                                "clock higher in the slower epochs")
 
 
 def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
@@ -123,12 +108,15 @@ def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
     have two modes, a few at full speed). A clock lower by more than `margin` is named with what it can do: a
     kernel's time grows at most with 1/clock, and memory and the CPU's part do not slow with the SMs. How
     far an idle GPU clocks down moves from run to run, so the verdict says only that it did, never whether
-    it accounts for all of the gap. Outcomes: NO_GAP, CLOCK_LOWER, CLOCK_SAME."""
+    it accounts for all of the gap. Outcomes: NO_GAP, CLOCK_LOWER, CLOCK_SAME, CLOCK_HIGHER."""
     slower = slow.median / fast.median
     if not typical_above(slow, fast):
         return Verdict(f"the two kinds of epoch take the same time within the noise ({slow.text()} and "
                        f"{fast.text()}): there is no gap to explain", NO_GAP)
     head = f"the slower epochs ({slow.text()}, {slower:.2f}× the time of {fast.text()})"
+    if clock_ratio < 1 / (1 + margin):
+        return Verdict(f"{head} ran at a higher clock ({clock_ratio:.2f}× the fast epochs' clock): the clock does not "
+                       "explain them", CLOCK_HIGHER)
     if clock_ratio < 1 + margin:
         return Verdict(f"{head} ran at about the same clock ({clock_ratio:.2f}×): the clock does not explain them",
                        CLOCK_SAME)

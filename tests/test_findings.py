@@ -1,19 +1,8 @@
-"""The closing findings' shared wording: both sides of 'faster' and 'slower'."""
+"""The closing findings' shared wording."""
 
 import pytest
 
 from helpers import findings
-
-
-def test_times_says_faster_and_slower():
-    assert findings.times(1.0, 2.0) == "2× faster"
-    assert findings.times(3.0, 1.5) == "2× slower"
-    assert findings.times(1.0, 1.0) == "1× faster"
-
-
-def test_times_refuses_non_positive():
-    with pytest.raises(ValueError, match="positive"):
-        findings.times(0.0, 1.0)
 
 
 def test_what_we_measured_prints_each_finding(capsys):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from helpers import reference
-from helpers.frequency import CLOCK_LOWER, CLOCK_SAME, NO_GAP, FrequencyLog, verdict
+from helpers.frequency import CLOCK_HIGHER, CLOCK_LOWER, CLOCK_SAME, NO_GAP, FrequencyLog, verdict
 from helpers.gpu_mlp import GPUTrainer
 
 FAKE = """#!/bin/sh
@@ -146,9 +146,12 @@ def test_verdict_either_side_of_the_gap(slow, outcome):
     assert ("no gap to explain" in v) == (outcome == NO_GAP) and ("clocked down" in v) == (outcome == CLOCK_LOWER)
 
 
-@pytest.mark.xfail(strict=True, reason="verdict calls a clock ratio far below 1 (the slower epochs at a higher "
-                                       "clock) 'about the same clock', e.g. 0.50×")
-def test_verdict_does_not_call_a_higher_clock_about_the_same():
-    v = verdict(_epochs(50.0), _epochs(20.0), 0.5)
-    assert v.outcome == CLOCK_SAME and "0.50×" in v
-    assert "about the same clock" not in v
+@pytest.mark.parametrize("ratio, outcome", [(0.88, CLOCK_SAME),       # 1 / 0.88 = 1.14: inside the 15 % margin
+                                            (0.85, CLOCK_HIGHER),     # 1 / 0.85 = 1.18: beyond it
+                                            (0.50, CLOCK_HIGHER)])
+def test_verdict_does_not_call_a_higher_clock_about_the_same(ratio, outcome):
+    v = verdict(_epochs(50.0), _epochs(20.0), ratio)
+    assert v.outcome == outcome and f"{ratio:.2f}×" in v and "does not explain" in v
+    assert ("about the same clock" in v) == (outcome == CLOCK_SAME) and ("higher clock" in v) == (outcome == CLOCK_HIGHER)
+
+

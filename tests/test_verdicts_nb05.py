@@ -118,25 +118,6 @@ def test_epoch_account_adds_up_to_the_epoch():
     assert parts["kernel"] + parts["dispatch"] + parts["between dispatches"] == pytest.approx(469 * 38e-6)
 
 
-# nvidia-smi's busy figure: a comment where it disagrees with the clock ------------------------------------
-
-def test_busy_note_far_below_back_to_back_explains_the_sample_period():
-    text = frequency.busy_note(loop_busy=0.0, steady_busy=70.0)
-    assert "0 %" in text and "70 %" in text
-    assert "sample period" in text and "not" in text
-
-
-def test_busy_note_close_to_back_to_back_says_so():
-    text = frequency.busy_note(loop_busy=65.0, steady_busy=70.0)
-    assert "65 %" in text and "70 %" in text
-    assert "about as busy" in text
-    assert "sample period" not in text
-
-
-def test_busy_note_without_samples():
-    assert "not sampled" in frequency.busy_note(None, 70.0)
-
-
 # the mapped-read experiment (appendix): a conclusion only from the figures it names ---------------------
 
 @pytest.mark.parametrize("mapped", [41.8, 54.6])   # two runs on one H100: 1.04× and 1.35× after mapped reads
@@ -194,12 +175,10 @@ def test_stream_start_either_side_of_the_margin(short, costs):
     assert ("costs nothing we can measure" in text) == (not costs)
 
 
-@pytest.mark.xfail(strict=True, reason="stream_start says 'the same within the noise' when the short stream is "
-                                       "faster than the long one beyond the noise (compare's B_FASTER)")
 def test_stream_start_does_not_call_a_clearly_faster_short_stream_the_same():
     text = profile.stream_start(_profile(issue=10.0, short=5.0))
     assert "5 µs" in text and "10 µs" in text
-    assert "the same within the noise" not in text
+    assert "the same within the noise" not in text and "understates" in text
 
 
 @pytest.mark.parametrize("staged, outcome, word", [(37.0, timing.SAME, "the same within the noise"),   # 1.08×
@@ -209,16 +188,3 @@ def test_mapped_read_verdict_staged_reads_faster_either_side_of_the_margin(stage
     assert v.outcome == outcome and word in v.split(";")[0] and "slower" not in v.split(";")[0]
 
 
-@pytest.mark.parametrize("loop, note", [(34.0, True),     # under half of 70 %: the sample period note
-                                        (36.0, False)])   # just over half: no note
-def test_busy_note_either_side_of_half(loop, note):
-    text = frequency.busy_note(loop_busy=loop, steady_busy=70.0)
-    assert f"{loop:.0f} %" in text and "70 %" in text
-    assert ("sample period" in text) == note
-
-
-@pytest.mark.xfail(strict=True, reason="busy_note calls any loop figure at or above half the back-to-back one "
-                                       "'about as busy in both', e.g. 40 % against 70 % or 90 % against 20 %")
-@pytest.mark.parametrize("loop, steady", [(40.0, 70.0), (90.0, 20.0)])
-def test_busy_note_does_not_call_far_apart_figures_about_as_busy(loop, steady):
-    assert "about as busy" not in frequency.busy_note(loop_busy=loop, steady_busy=steady)

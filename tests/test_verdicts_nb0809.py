@@ -36,12 +36,6 @@ def test_uniform_cost_on_each_side():
     assert nothing.outcome == "no measurable cost"
 
 
-def test_uniform_cost_when_the_stream_without_the_uniform_is_the_slowest():
-    # step(s) 23.0, step(0) 24.4, no uniform 34.6 µs: writing it costs nothing; no cost is claimed
-    sentence = limits.uniform_cost(T(23.0), T(24.4), T(34.6))
-    assert sentence.outcome == "no measurable cost" and "no uniform 34.6" in sentence
-
-
 def test_uniform_cost_noisy_streams_are_the_same():
     assert limits.uniform_cost(T(26, 0.3), T(24, 0.3), T(22, 0.3)).outcome == "no measurable cost"
 
@@ -108,11 +102,11 @@ def test_uniform_cost_writing_either_side_of_the_margin(same, outcome):
     assert v.outcome == outcome and ("whether or not its value changes" in v) == (outcome == "writing costs")
 
 
-@pytest.mark.xfail(strict=True, reason="uniform_cost says 'the three take the same time within the noise' of "
-                                       "streams 23.0, 24.4 and 34.6 µs (no uniform 42 % slower)")
-def test_uniform_cost_does_not_call_streams_far_apart_the_same():
-    v = limits.uniform_cost(T(23.0), T(24.4), T(34.6))
-    assert v.outcome == "no measurable cost"
+@pytest.mark.parametrize("changing, same, bare", [(23.0, 24.4, 34.6),    # no uniform 42 % slower
+                                                 (20.0, 26.0, 26.1)])   # changing the value 23 % faster
+def test_uniform_cost_does_not_call_streams_far_apart_the_same(changing, same, bare):
+    v = limits.uniform_cost(T(changing), T(same), T(bare))
+    assert v.outcome == "not resolved" and "not resolved" in v
     assert "the same time within the noise" not in v
 
 
@@ -125,11 +119,9 @@ def test_barrier_wait_either_side_of_the_margin(loose, outcome):
     assert ("same within the noise" in v) == (outcome == timing.SAME)
 
 
-@pytest.mark.xfail(strict=True, reason="barrier_wait says 'the same within the noise' when the dispatches without "
-                                       "barriers are slower beyond the noise (23.6 against 12.0 µs)")
 def test_barrier_wait_does_not_call_a_slower_loose_stream_the_same():
     v = limits.barrier_wait(T(12.0), T(23.6))
-    assert "same within the noise" not in v
+    assert "same within the noise" not in v and v.outcome == "no barrier cost" and "longer than with them" in v
 
 
 @pytest.mark.parametrize("parts, outcome", [({"kernel": 0.55, "dispatch": 0.44, "readback": 0.01}, "largest: kernel"),

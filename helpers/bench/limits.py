@@ -136,7 +136,8 @@ NOISY = 0.10   # streams of steps: medians closer than 10 % are never called dif
 def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict":
     """What the step uniform costs a step in a stream, from three Timings (seconds a step, measured
     interleaved): the step number changing every step, the same step number every time, no uniform written.
-    Outcomes: "changing costs", "writing costs", "no measurable cost"."""
+    Outcomes: "changing costs", "writing costs", "no measurable cost", or "not resolved" where the streams
+    differ beyond the noise but not in the order a cost of the uniform would give (something else moved them)."""
     numbers = f"(step(s) {changing.text()}, step(0) every time {same.text()}, no uniform {bare.text()})"
     if timing.compare(same, changing, margin) == timing.A_FASTER:
         return timing.Verdict(f"changing the step uniform's value costs {1e6 * (changing.median - same.median):.1f} µs "
@@ -144,18 +145,26 @@ def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict
     if timing.compare(bare, same, margin) == timing.A_FASTER:
         return timing.Verdict(f"writing the step uniform costs {1e6 * (same.median - bare.median):.1f} µs a step "
                               f"whether or not its value changes {numbers}", "writing costs")
+    if timing.B_FASTER in (timing.compare(same, changing, margin), timing.compare(bare, same, margin)):
+        return timing.Verdict(f"the three streams differ beyond the noise, but not in the order a cost of the step "
+                              f"uniform would give {numbers}: something else moved them, so the uniform's cost is "
+                              "not resolved here", "not resolved")
     return timing.Verdict(f"the step uniform has no cost we can measure in a stream: the three take the same time "
                           f"within the noise {numbers}", "no measurable cost")
 
 
 def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
     """The same dispatches with barriers (bare) and without (loose, wrong results): two Timings a step,
-    measured interleaved. Outcomes: "barriers cost" or "same within noise"."""
+    measured interleaved. Outcomes: "barriers cost", "same within noise", or "no barrier cost" where the
+    dispatches without barriers took longer beyond the noise."""
     head = f"without the barriers the same dispatches take {loose.text()} a step instead of {bare.text()}: "
     if timing.compare(loose, bare, margin) == timing.A_FASTER:
         return timing.Verdict(head + f"{1 - loose.median / bare.median:.0%} of a step is the wait the barriers impose "
                               "(the next dispatch may not begin while the last one drains); fewer dependent "
                               "dispatches shorten it, faster arithmetic does not".replace("%", " %"), "barriers cost")
+    if timing.compare(loose, bare, margin) == timing.B_FASTER:
+        return timing.Verdict(head + "longer than with them, beyond the noise, so the barriers cost nothing we can "
+                              "measure here and something else set the step's time", "no barrier cost")
     return timing.Verdict(head + "the same within the noise we measured, so the barriers cost no more than that "
                           "noise here", timing.SAME)
 

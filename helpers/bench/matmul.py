@@ -337,13 +337,15 @@ def table(rows: list[dict]) -> str:
 
 
 LAUNCH_BOUND = 0.25   # cuBLAS below this share of its own best speed in the run: its time is mostly the call
-OVERHEAD, UNDER_PEAK = "cuBLAS mostly launch overhead", "cuBLAS below its best"
+NEAR_PEAK = 0.9       # cuBLAS at this share of its own best speed in the run or more: at about its best
+OVERHEAD, UNDER_PEAK, AT_PEAK = "cuBLAS mostly launch overhead", "cuBLAS below its best", "cuBLAS at about its best"
 
 
 def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
     """One sentence per size at which some rung's median beats cuBLAS's (a share above 100 % in table()):
     what that share means, from cuBLAS's own speed at that size against its best in the run. Below
-    LAUNCH_BOUND of its best, cuBLAS's time is mostly the fixed cost of a call (OVERHEAD); else UNDER_PEAK."""
+    LAUNCH_BOUND of its best, cuBLAS's time is mostly the fixed cost of a call (OVERHEAD); below NEAR_PEAK it is
+    UNDER_PEAK; from NEAR_PEAK up the rung beats cuBLAS at about its best (AT_PEAK)."""
     blas = {r["size"]: r for r in rows if r["impl"].startswith("cuBLAS")}
     if not blas:
         return []
@@ -364,9 +366,12 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
                                         "it from PyTorch, launching its kernel) on a GPU this size does not fill, so a "
                                         "share above 100 % says that rung costs less per call here, not that its "
                                         "arithmetic is faster.", OVERHEAD))
-        else:
+        elif own < NEAR_PEAK:
             notes.append(timing.Verdict(head + f": cuBLAS ran at {own:.0%} of its own best speed in this run, far from its best at this size too, so the rung beats a "
                                         "cuBLAS that does not fill this GPU here, not cuBLAS at its best.", UNDER_PEAK))
+        else:
+            notes.append(timing.Verdict(head + f": cuBLAS ran at {own:.0%} of its own best speed in this run, so the "
+                                        "rung beats cuBLAS at about its best here.", AT_PEAK))
     return notes
 
 
