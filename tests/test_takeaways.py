@@ -34,3 +34,14 @@ def test_committed_page_is_current():
     bench = json.loads(COMMITTED.read_text())
     assert takeaways.PAGE.read_text() == takeaways.page(bench, "notebooks/results/bench-h100.json"), \
         "run: python -m helpers.takeaways notebooks/results/bench-h100.json"
+
+
+def test_company_note_gives_both_figures_of_the_six_dispatch_epoch_or_nothing():
+    bench = {"device": {"renderer": "X", "date": "d"}, "benches": {
+        "train": [{"name": "GLSL (ModernGL)", "ms": 21.7, "ms_low": 21.6, "ms_high": 21.8}],
+        "fused": [{"name": "unfused 784-128-10 SGD (notebook 05)", "ms": 23.4, "ms_low": 23.0, "ms_high": 23.9}]}}
+    note = takeaways.company_note(bench)
+    assert "21.7 ms (21.6–21.8)" in note and "23.4 ms (23–23.9)" in note
+    assert note in takeaways.page(bench, "x.json")
+    bench["benches"]["fused"] = []
+    assert takeaways.company_note(bench) == "" and "epoch has two rows" not in takeaways.page(bench, "x.json")
