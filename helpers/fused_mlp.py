@@ -420,8 +420,6 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
     return timing.Verdict(text + ": the rest of the step fell more", REST_FELL_MORE)
 
 
-
-
 def loop_epochs(loops: dict, backs: dict) -> str:
     """A sentence, not a verdict, on training-loop epochs: {trainer: Timing of its loop's epochs} and
     {trainer: Timing of its back-to-back epochs}. Each trainer's loop epochs as their median, fastest and

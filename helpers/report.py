@@ -281,12 +281,8 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
                         against(ours, theirs)))
 
     def band(row, key="ms", scale=1e3):
-        """The row's time as a Timing with its stored band (a row without one: its median alone)."""
-        if not row:
-            return None
-        if row.get(key) is not None:
-            return timing.Timing.from_row(row, key, scale)
-        return timing.Timing((row["epoch_s"],)) if row.get("epoch_s") is not None else None
+        """The row's time as a Timing with its stored band, or None where the record lacks the row."""
+        return timing.Timing.from_row(row, key, scale) if row and row.get(key) is not None else None
 
     get = lambda prefix: (_row(inference, "what", prefix) or {}).get("seconds")   # noqa: E731
     vs(f"{test_images(inference)} through 784-128-10", "GPU, end to end (uint8 upload, kernels, readback)",

@@ -158,11 +158,12 @@ def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
     measured interleaved. Outcomes: "barriers cost", "same within noise", or "no barrier cost" where the
     dispatches without barriers took longer beyond the noise."""
     head = f"without the barriers the same dispatches take {loose.text()} a step instead of {bare.text()}: "
-    if timing.compare(loose, bare, margin) == timing.A_FASTER:
+    outcome = timing.compare(loose, bare, margin)
+    if outcome == timing.A_FASTER:
         return timing.Verdict(head + f"{1 - loose.median / bare.median:.0%} of a step is the wait the barriers impose "
                               "(the next dispatch may not begin while the last one drains); fewer dependent "
                               "dispatches shorten it, faster arithmetic does not".replace("%", " %"), "barriers cost")
-    if timing.compare(loose, bare, margin) == timing.B_FASTER:
+    if outcome == timing.B_FASTER:
         return timing.Verdict(head + "longer than with them, beyond the noise, so the barriers cost nothing we can "
                               "measure here and something else set the step's time", "no barrier cost")
     return timing.Verdict(head + "the same within the noise we measured, so the barriers cost no more than that "
