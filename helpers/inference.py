@@ -203,7 +203,7 @@ def sweep_table(rows: list[dict]) -> str:
         lines.append(f"{r['batch']:>6d}" + "".join(f"{_cell(r, k):>{width}s}" for k in keys) + "  "
                      + {timing.A_FASTER: "GPU", timing.B_FASTER: "NumPy"}.get(ahead(r), "same"))
     lines.append(f"(µs per batch: median (20–80 %); kernel: {rows[0]['clock']}; the others: wall clock; faster: "
-                 f"beyond both bands and by more than {1 + HOST_MARGIN:g}×, else the same within the noise)")
+                 f"beyond both bands and by more than {1 + HOST_MARGIN:g}×, else same)")
     return "\n".join(lines)
 
 
@@ -216,9 +216,14 @@ def ahead(row: dict) -> str:
     """timing.compare of the GPU's total against NumPy in one sweep row, with HOST_MARGIN: A_FASTER when the
     GPU is ahead beyond the noise, B_FASTER when NumPy is, SAME otherwise (rows without timings: by their
     medians)."""
+    return timing.compare(*_gpu_and_numpy(row), HOST_MARGIN)
+
+
+def _gpu_and_numpy(row: dict) -> tuple:
+    """A sweep row's GPU total and NumPy as Timings (a row without its timings: each its median alone)."""
     if "timings" in row:
-        return timing.compare(row["timings"]["total"], row["timings"]["numpy"], HOST_MARGIN)
-    return timing.compare(timing.Timing((row["total"],)), timing.Timing((row["numpy"],)), HOST_MARGIN)
+        return row["timings"]["total"], row["timings"]["numpy"]
+    return timing.Timing((row["total"],)), timing.Timing((row["numpy"],))
 
 
 def crossover(rows: list[dict]):
@@ -265,17 +270,22 @@ GPU_FROM, NUMPY_EVERYWHERE = "gpu ahead from a batch size", "numpy ahead or leve
 
 def crossover_sentence(rows: list[dict]) -> timing.Verdict:
     """Where the GPU's total beats NumPy beyond the noise (and HOST_MARGIN) from that batch size on; the
-    batch sizes where the two are the same within the noise are named, with the ratio of the medians at the
-    largest of them. Outcome GPU_FROM or NUMPY_EVERYWHERE."""
+    batch sizes where neither is ahead are named, those where the bands overlap (the same within the noise)
+    apart from those where they part by less than HOST_MARGIN, with the ratio of the medians at the largest
+    of them. Outcome GPU_FROM or NUMPY_EVERYWHERE."""
     level = [r for r in rows if ahead(r) == timing.SAME]
     tail = ""
     if level:
         last = level[-1]
         ratio = last["numpy"] / last["total"]
         way = (f"the GPU's median is {ratio:.2f}× lower" if ratio >= 1 else f"NumPy's median is {1 / ratio:.2f}× lower")
-        tail = (f" (at {', '.join(str(r['batch']) for r in level)} images the two are the same within the noise "
-                f"measured; at {last['batch']} {way}, inside the {1 + HOST_MARGIN:g}× a round trip through host "
-                "memory must beat)")
+        must = f"the {1 + HOST_MARGIN:g}× a round trip through host memory must beat"
+        sizes = lambda rs: ", ".join(str(r["batch"]) for r in rs)                    # noqa: E731
+        noisy = [r for r in level if timing.overlap(*_gpu_and_numpy(r))]
+        close = [r for r in level if r not in noisy]
+        said = ([f"at {sizes(noisy)} images the two are the same within the noise measured"] if noisy else []) + \
+               ([f"at {sizes(close)} images they differ by less than {must}"] if close else [])
+        tail = f" ({'; '.join(said)}; at {last['batch']} {way}" + (")" if close else f", inside {must})")
     where = crossover(rows)
     if where:
         return timing.Verdict(f"the GPU is ahead of NumPy from a batch of {where}{tail}", GPU_FROM)
@@ -312,5 +322,7 @@ def mapped_output_verdict(unmapped: timing.Timing, mapped: timing.Timing) -> tim
     if outcome == timing.B_FASTER:
         return timing.Verdict(head + ": the mapped buffer was faster beyond the noise; this driver's placement "
                               "rules are not documented.", MAPPED_FASTER)
-    return timing.Verdict(head + ": the same within the noise measured, so this driver left it in place this "
-                          "time (its placement rules are not documented).", IN_PLACE)
+    same = ("the same within the noise measured" if timing.overlap(unmapped, mapped) else
+            f"within the {100 * (MAPPED_SLOWER - 1):.3g} % we call the same")
+    return timing.Verdict(head + f": {same}, so this driver left it in place this time (its placement rules are not "
+                          "documented).", IN_PLACE)

@@ -38,10 +38,13 @@ HEADLINE_ROWS = 12
 
 def against(ours, theirs) -> str:
     """'1.4× faster' / '2.9× slower': our time against theirs (seconds, or timing.Timing with its band), with
-    three figures while the two are close. Given two Timings, a difference the bands do not separate
-    (timing.compare) reads 'the same within the noise (1.02×)'."""
+    three figures while the two are close. Given two Timings that timing.compare calls the same, it reads
+    'the same within the noise (1.02×)' where their bands overlap, '1.03× apart, within the 5 % we call the
+    same' where they do not."""
     both = isinstance(ours, timing.Timing) and isinstance(theirs, timing.Timing)
     same = both and timing.compare(ours, theirs) == timing.SAME
+    if same and not timing.overlap(ours, theirs):
+        return timing.apart(ours, theirs)
     ours, theirs = (t.median if isinstance(t, timing.Timing) else t for t in (ours, theirs))
     if ours <= 0 or theirs <= 0:
         raise ValueError(f"times must be positive, got {ours} and {theirs}")

@@ -22,8 +22,9 @@ How a figure is measured (`measure`, `measure_interleaved`):
      during the measurement falls on both alike.
 
 How two figures become words (`compare`, `versus`): A is faster only when its 20–80 % band lies wholly
-below B's and the medians differ by more than `margin`; B likewise; otherwise they are the same within
-the noise we measured. A sentence never claims more than that.
+below B's and the medians differ by more than `margin`; B likewise; otherwise they are the same: within
+the noise we measured where the bands overlap, within the margin where they do not. A sentence never
+claims more than that.
 """
 
 from __future__ import annotations
@@ -201,17 +202,33 @@ class Verdict(str):
         return self
 
 
+def overlap(a: Timing, b: Timing) -> bool:
+    """True when the 20–80 % bands of a and b share some time (touching counts)."""
+    return a.low <= b.high and b.low <= a.high
+
+
+def apart(a: Timing, b: Timing, margin: float = MARGIN) -> str:
+    """Why compare() calls two timings whose bands do not overlap the same: '1.30× apart, within the 50 % we
+    call the same' (the ratio of the medians, and `margin` as the percentage it is)."""
+    ratio = max(a.median, b.median) / min(a.median, b.median)
+    return f"{ratio:.2f}× apart, within the {100 * margin:.3g} % we call the same"
+
+
 def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGIN) -> Verdict:
     """A sentence comparing two timings, with compare()'s outcome: 'A (…) is 1.4× faster than B (…)', the
-    other way round, or 'A (…) and B (…) take the same time within the noise we measured'."""
+    other way round, or, when it calls them the same, 'A (…) and B (…) take the same time within the noise
+    we measured' where their bands overlap, and 'A (…) and B (…) are 1.04× apart, within the 5 % we call
+    the same' where they do not (the bands apart, the medians closer than `margin`)."""
     outcome = compare(a, b, margin)
     both = f"{name_a} ({a.text()}) and {name_b} ({b.text()})"
     if outcome == A_FASTER:
         text = f"{name_a} ({a.text()}) is {b.median / a.median:.2g}× faster than {name_b} ({b.text()})"
     elif outcome == B_FASTER:
         text = f"{name_b} ({b.text()}) is {a.median / b.median:.2g}× faster than {name_a} ({a.text()})"
-    else:
+    elif overlap(a, b):
         text = f"{both} take the same time within the noise we measured"
+    else:
+        text = f"{both} are {apart(a, b, margin)}"
     return Verdict(text, outcome)
 
 

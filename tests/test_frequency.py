@@ -146,6 +146,15 @@ def test_verdict_either_side_of_the_gap(slow, outcome):
     assert ("no gap to explain" in v) == (outcome == NO_GAP) and ("clocked down" in v) == (outcome == CLOCK_LOWER)
 
 
+@pytest.mark.parametrize("slow, noise", [(20.2, True),      # 20.2 ms (20.08–20.32) against 20 ms (19.88–20.12)
+                                         (20.4, False)])    # (20.28–20.52): bands apart, yet within 5 % of 20.12
+def test_verdict_no_gap_says_noise_only_where_the_bands_overlap(slow, noise):
+    v = verdict(_epochs(slow), _epochs(20.0), 2.0)
+    assert v.outcome == NO_GAP and "no gap to explain" in v
+    assert ("the same time within the noise" in v) is noise
+    assert ("at most 5 % longer than the faster kind's 80th percentile" in v) is not noise
+
+
 @pytest.mark.parametrize("ratio, outcome", [(0.88, CLOCK_SAME),       # 1 / 0.88 = 1.14: inside the 15 % margin
                                             (0.85, CLOCK_HIGHER),     # 1 / 0.85 = 1.18: beyond it
                                             (0.50, CLOCK_HIGHER)])

@@ -90,6 +90,33 @@ def test_versus_sentences_match_their_outcome():
     assert v.outcome == SAME and "the same time within the noise we measured" in v and "faster" not in v
 
 
+@pytest.mark.parametrize("a, b, overlaps", [
+    (spread(1.0, 0.9, 1.1), spread(1.2, 1.1, 1.3), True),      # bands touch
+    (spread(1.0, 0.9, 1.1), spread(1.2, 1.11, 1.3), False),    # just apart
+    (spread(1.2, 1.11, 1.3), spread(1.0, 0.9, 1.1), False),    # the other way round
+])
+def test_overlap_either_side_of_touching(a, b, overlaps):
+    assert timing.overlap(a, b) is overlaps
+
+
+def test_versus_same_with_bands_apart_says_how_far_and_the_margin():
+    """The round trip against NumPy of notebook 03: bands apart, medians 1.3× apart, inside a 1.5× margin."""
+    gpu, numpy = spread(4.1e-3, 3.87e-3, 4.58e-3), spread(5.33e-3, 4.93e-3, 5.56e-3)
+    v = timing.versus(gpu, numpy, "the GPU", "NumPy", margin=0.5)
+    assert v.outcome == SAME and "within the noise" not in v
+    assert v.endswith("are 1.30× apart, within the 50 % we call the same")
+    # bands apart under the default 5 % margin: 1.03× apart
+    v = timing.versus(spread(1.0, 0.999, 1.001), spread(1.03, 1.029, 1.031), "a", "b")
+    assert v.outcome == SAME and v.endswith("are 1.03× apart, within the 5 % we call the same")
+
+
+@pytest.mark.parametrize("b, said", [(spread(1.03, 1.0, 1.06), "take the same time within the noise we measured"),
+                                     (spread(1.03, 1.011, 1.06), "are 1.03× apart, within the 5 % we call the same")])
+def test_versus_same_either_side_of_the_bands_touching(b, said):
+    v = timing.versus(spread(1.0, 0.99, 1.01), b, "a", "b")
+    assert v.outcome == SAME and v.endswith(said)
+
+
 def test_warm_up_runs_for_its_time_and_at_least_once():
     calls = []
     start = time.perf_counter()

@@ -130,6 +130,30 @@ def test_crossover_of_two_h100_runs_is_one_verdict(gpu, numpy, says):
     assert v.outcome == inference.NUMPY_EVERYWHERE and f"the GPU's median is {says}" in v
 
 
+@pytest.mark.parametrize("numpy, noise", [(2.01, True),     # bands overlap: the same within the noise
+                                           (2.5, False)])    # bands apart, 1.25× inside the 1.5× margin
+def test_crossover_level_rows_say_noise_only_where_the_bands_overlap(numpy, noise):
+    v = inference.crossover_sentence([sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, numpy)])
+    assert v.outcome == inference.NUMPY_EVERYWHERE
+    assert ("at 10 images the two are the same within the noise measured" in v) is noise
+    assert ("at 10 images they differ by less than the 1.5× a round trip through host memory must beat" in v) is not noise
+
+
+def test_crossover_names_both_kinds_of_level_rows():
+    v = inference.crossover_sentence([sweep_row(10, 2.0, 2.01), sweep_row(100, 2.0, 2.5), sweep_row(1000, 2.0, 9.0)])
+    assert v.outcome == inference.GPU_FROM
+    assert ("(at 10 images the two are the same within the noise measured; at 100 images they differ by less than "
+            "the 1.5× a round trip through host memory must beat; at 100 the GPU's median is 1.25× lower)") in v
+
+
+@pytest.mark.parametrize("mapped, noise", [(1.04e-5, True), (1.06e-5, False)])   # bands 0.976–1.024 and ±2.4 %
+def test_mapped_output_in_place_says_noise_only_where_the_bands_overlap(mapped, noise):
+    v = inference.mapped_output_verdict(unmapped=t(1e-5), mapped=t(mapped))
+    assert v.outcome == inference.IN_PLACE and "left it in place" in v
+    assert ("the same within the noise measured" in v) is noise
+    assert ("within the 20 % we call the same" in v) is not noise
+
+
 def test_crossover_needs_the_gpu_ahead_at_every_larger_batch():
     rows = [sweep_row(1, 1.0, 2.0), sweep_row(10, 2.0, 2.0), sweep_row(100, 1.0, 3.0)]
     assert inference.crossover(rows) == 100

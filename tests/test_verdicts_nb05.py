@@ -128,7 +128,7 @@ def test_mapped_read_verdict_judges_the_staged_reads_only(mapped):
     assert "slower" not in v and "left the buffers" not in v          # no verdict on mapping, no claim on the driver
 
 
-@pytest.mark.parametrize("staged, outcome, word", [(42.0, timing.SAME, "the same within the noise"),   # 1.05×
+@pytest.mark.parametrize("staged, outcome, word", [(42.0, timing.SAME, "1.05× apart, within the 10 % we call the same"),
                                                    (46.0, timing.A_FASTER, "slower")])                  # 1.15×
 def test_mapped_read_verdict_staged_reads_either_side_of_the_margin(staged, outcome, word):
     v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(staged), mapped=T(52))
@@ -181,10 +181,26 @@ def test_stream_start_does_not_call_a_clearly_faster_short_stream_the_same():
     assert "the same within the noise" not in text and "understates" in text
 
 
-@pytest.mark.parametrize("staged, outcome, word", [(37.0, timing.SAME, "the same within the noise"),   # 1.08×
+@pytest.mark.parametrize("staged, outcome, word", [(37.0, timing.SAME, "1.08× apart, within the 10 % we call the same"),
                                                    (35.0, timing.B_FASTER, "faster")])                 # 1.14×
 def test_mapped_read_verdict_staged_reads_faster_either_side_of_the_margin(staged, outcome, word):
     v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(staged), mapped=T(52))
     assert v.outcome == outcome and word in v.split(";")[0] and "slower" not in v.split(";")[0]
 
 
+
+
+@pytest.mark.parametrize("short, noise", [(10.1, True),     # 10.1 µs (10.04–10.16) against 10 µs (9.94–10.06): overlap
+                                          (10.2, False)])   # (10.14–10.26): bands apart, 2 % inside the 5 % margin
+def test_stream_start_says_noise_only_where_the_bands_overlap(short, noise):
+    text = profile.stream_start(_profile(issue=10.0, short=short))
+    assert ("the same within the noise, so the start of a stream costs nothing we can measure" in text) is noise
+    assert ("1.02× apart, within the 5 % we call the same, so the start of a stream costs nothing we can measure "
+            "beyond that" in text) is not noise
+
+
+@pytest.mark.parametrize("staged, noise", [(40.3, True), (41.0, False)])   # 41 against 40: bands apart, 2.5 %
+def test_mapped_read_verdict_same_says_noise_only_where_the_bands_overlap(staged, noise):
+    v = profile.mapped_read_verdict("x.comp", 1.5, none=T(40), staged=T(staged), mapped=T(52))
+    assert v.outcome == timing.SAME
+    assert ("the same within the noise" in v) is noise and ("we call the same" in v) is not noise

@@ -218,7 +218,8 @@ def test_budget_sentence_either_side_of_the_budget(longest, budget, words):
 @pytest.mark.parametrize("regularised, plain, outcome, words", [
     (67.3, 52.5, bench_dropout.COSTS_MORE, ["+28 %", "30.5 µs more"]),
     (49.0, 52.5, bench_dropout.COSTS_LESS, ["-7 %", "30.5 µs more"]),
-    (53.0, 52.5, timing.SAME, ["+1 %", "the same within the noise"])])
+    (53.0, 52.5, timing.SAME, ["+1 %", "the same within the noise"]),              # bands overlap
+    (54.0, 52.5, timing.SAME, ["+3 %, within the 5 % we call the same)"])])       # bands apart, inside 5 %
 def test_cost_sentence_on_all_sides(regularised, plain, outcome, words):
     v = bench_dropout.cost_sentence(T(regularised), T(plain), 30.5e-6, 6.9e-6)
     assert v.outcome == outcome and all(w in v for w in words) and "6.9 µs" in v

@@ -37,14 +37,27 @@ def test_uniform_cost_on_each_side():
 
 
 def test_uniform_cost_noisy_streams_are_the_same():
-    assert limits.uniform_cost(T(26, 0.3), T(24, 0.3), T(22, 0.3)).outcome == "no measurable cost"
+    v = limits.uniform_cost(T(26, 0.3), T(24, 0.3), T(22, 0.3))
+    assert v.outcome == "no measurable cost" and "the three take the same time within the noise" in v
+
+
+@pytest.mark.parametrize("bare, noise", [(24.9, True),     # 25.0 and 24.9 µs, bands ±0.6 %: they overlap
+                                         (24.0, False)])   # 25.0 and 24.0: bands apart, 4 % inside the 10 %
+def test_uniform_cost_says_noise_only_where_the_bands_overlap(bare, noise):
+    v = limits.uniform_cost(T(25.0), T(25.0), T(bare))
+    assert v.outcome == "no measurable cost"
+    assert ("the three take the same time within the noise" in v) is noise
+    assert ("writing it and changing its value each add no more than the 10 % we call the same" in v) is not noise
 
 
 def test_barrier_wait_on_both_sides():
     waits = limits.barrier_wait(T(23.6), T(12.0))
     assert waits.outcome == "barriers cost" and "49 %" in waits
     same = limits.barrier_wait(T(22.1), T(20.7))          # 6.8 % apart: within the 10 % streams vary
-    assert same.outcome == timing.SAME and "same within the noise" in same and "%" not in same
+    assert same.outcome == timing.SAME and "same within the noise" not in same
+    assert "1.07× apart, within the 10 % we call the same, so the barriers cost no more than that here" in same
+    noisy = limits.barrier_wait(T(22.1, 0.1), T(20.7, 0.1))   # the same, its bands overlapping
+    assert noisy.outcome == timing.SAME and "same within the noise" in noisy and "%" not in noisy
 
 
 def test_epoch_shares_add_to_a_hundred_and_name_the_largest_only_when_it_leads():
@@ -62,8 +75,11 @@ def test_epoch_shares_add_to_a_hundred_and_name_the_largest_only_when_it_leads()
 def test_bytes_against_time_on_three_sides():
     assert limits.bytes_against_time(2.0, T(11.8), T(9.3)).outcome == timing.B_FASTER
     assert limits.bytes_against_time(2.0, T(7.0), T(9.3)).outcome == timing.A_FASTER
-    same = limits.bytes_against_time(4.0, T(33.3), T(32.0))
-    assert same.outcome == timing.SAME and "no less time" in same
+    same = limits.bytes_against_time(4.0, T(33.3), T(32.0))    # bands apart, 1.04× inside the 10 % margin
+    assert same.outcome == timing.SAME and "1.04× apart, within the 10 % we call the same" in same
+    assert "no time saved beyond that" in same and "noise" not in same
+    noisy = limits.bytes_against_time(4.0, T(33.3, 0.05), T(32.0, 0.05))
+    assert noisy.outcome == timing.SAME and "the same within the noise: fewer bytes, no less time" in noisy
 
 
 H100 = limits.datasheet("NVIDIA H100 80GB HBM3")
@@ -116,7 +132,7 @@ def test_barrier_wait_either_side_of_the_margin(loose, outcome):
     v = limits.barrier_wait(T(22.1), T(loose))
     assert v.outcome == outcome
     assert ("the wait the barriers impose" in v) == (outcome == "barriers cost")
-    assert ("same within the noise" in v) == (outcome == timing.SAME)
+    assert ("within the 10 % we call the same" in v) == (outcome == timing.SAME)   # bands apart: no "noise"
 
 
 def test_barrier_wait_does_not_call_a_slower_loose_stream_the_same():

@@ -149,8 +149,12 @@ def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict
         return timing.Verdict(f"the three streams differ beyond the noise, but not in the order a cost of the step "
                               f"uniform would give {numbers}: something else moved them, so the uniform's cost is "
                               "not resolved here", "not resolved")
-    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: the three take the same time "
-                          f"within the noise {numbers}", "no measurable cost")
+    if timing.overlap(same, changing) and timing.overlap(bare, same):
+        return timing.Verdict(f"the step uniform has no cost we can measure in a stream: the three take the same "
+                              f"time within the noise {numbers}", "no measurable cost")
+    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: writing it and changing its "
+                          f"value each add no more than the {100 * margin:.3g} % we call the same {numbers}",
+                          "no measurable cost")
 
 
 def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
@@ -166,8 +170,11 @@ def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
     if outcome == timing.B_FASTER:
         return timing.Verdict(head + "longer than with them, beyond the noise, so the barriers cost nothing we can "
                               "measure here and something else set the step's time", "no barrier cost")
-    return timing.Verdict(head + "the same within the noise we measured, so the barriers cost no more than that "
-                          "noise here", timing.SAME)
+    if timing.overlap(loose, bare):
+        return timing.Verdict(head + "the same within the noise we measured, so the barriers cost no more than that "
+                              "noise here", timing.SAME)
+    return timing.Verdict(head + f"{timing.apart(loose, bare, margin)}, so the barriers cost no more than that "
+                          "here", timing.SAME)
 
 
 def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
@@ -198,7 +205,8 @@ def bytes_against_time(bytes_ratio: float, split, fused, margin: float = NOISY) 
                  "bytes it saves")
     else:
         words = (f"it takes {split.text()} against {fused.text()}, the same within the noise: fewer bytes, no less "
-                 "time")
+                 "time" if timing.overlap(split, fused) else f"it takes {split.text()} against {fused.text()}, "
+                 f"{timing.apart(split, fused, margin)}: fewer bytes, no time saved beyond that")
     return timing.Verdict(head + words, outcome)
 
 
