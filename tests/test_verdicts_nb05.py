@@ -36,7 +36,7 @@ def _profile(step=40.0, kernels=(18.0, 4.0, 5.0, 4.0, 9.0, 3.0), empty=1.7, issu
 
 def _percents(text):
     """The shares a step_account sentence gives the step, signed ('less N %' counts negative)."""
-    head = text.split("; Python")[0]
+    head = text.split(". Python")[0]
     return [(-1 if before.endswith("less ") else 1) * int(n) for before, n in re.findall(r"(less )?(\d+) %", head)]
 
 
@@ -71,7 +71,7 @@ def test_step_account_shares_add_to_a_hundred_with_a_gap_between_dispatches():
     prof = _profile(step=60.0, kernels=(10.0, 10.0, 10.0), empty=2.0, issue=20.0)
     text = profile.step_account(prof)
     assert sum(_percents(text)) in (99, 100, 101)         # rounding of three shares
-    assert "between its dispatches" in text and "less" not in text.split("; Python")[0]
+    assert "between its dispatches" in text and "less" not in text.split(". Python")[0]
     assert text.outcome == profile.GPU_PACE
 
 
@@ -83,6 +83,21 @@ def test_step_account_shares_add_to_a_hundred_when_kernels_overlap():
     assert "overlap" in text
 
 
+@pytest.mark.parametrize("issue, kernels, outcome", [(30.0, 37.0, profile.GPU_PACE),      # the GPU 23 % slower
+                                                     (30.0, 35.0, profile.TOO_CLOSE),     # 17 %: inside 20 %
+                                                     (37.0, 30.0, profile.PYTHON_PACE)])  # Python 23 % slower
+def test_step_account_is_three_sentences_with_paces_outcome(issue, kernels, outcome):
+    prof = _profile(step=max(issue, kernels) + 2, kernels=(kernels / 2, kernels / 2), empty=2.0, issue=issue,
+                    calls=(issue / 4, 1.0, 2.0))
+    text = profile.step_account(prof, "a fused 784-128-10 step")
+    assert text.outcome == outcome == profile.pace(T(issue), T(issue), profile.kernels_timing(prof)).outcome
+    where, issuing, who = re.split(r"(?<=\.) (?=[A-Z])", text)     # three sentences, each with its own job
+    assert where.startswith("A fused 784-128-10 step in a stream of 469 takes") and where.endswith(" %.")
+    assert issuing.startswith(f"Python takes {T(issue).text()} to issue it: 6 × run()")
+    assert who.startswith(f"The GPU's dispatches alone take {T(kernels, 0.01).text()}") and who.endswith(".")
+    assert outcome in who and ("sets the pace" in who) == (outcome != profile.TOO_CLOSE)
+
+
 def test_step_account_names_each_call_and_the_python_around_them():
     text = profile.step_account(_profile(issue=20.0, calls=(12.0, 2.0, 4.0)))
     assert "6 × run() 12 µs" in text and "4 × uniform write 4 µs" in text
@@ -91,7 +106,7 @@ def test_step_account_names_each_call_and_the_python_around_them():
 
 def test_step_account_when_the_calls_add_up_to_more_than_the_issue_time():
     text = profile.step_account(_profile(issue=17.0, calls=(12.0, 2.0, 4.0)))
-    assert "nothing measurable around them" in text and "-" not in text.split("Python's")[1].split(";")[0]
+    assert "nothing measurable around them" in text and "-" not in text.split("Python takes")[1].split(".")[0]
 
 
 def test_step_shares_add_up_to_the_step_and_refuse_no_time():

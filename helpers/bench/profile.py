@@ -263,15 +263,21 @@ def pace(issue: timing.Timing, step: timing.Timing, kernels: timing.Timing,
     close to call, and then either side can hold up a step."""
     figures = (f"Python issues a step in {issue.text()}, a step in the stream takes {step.text()} and the GPU's "
                f"dispatches alone {kernels.text()}")
+    words, outcome = _pace_words(issue, kernels, margin)
+    return timing.Verdict(f"{figures}: {words}", outcome)
+
+
+def _pace_words(issue: timing.Timing, kernels: timing.Timing, margin: float) -> tuple[str, str]:
+    """pace's judgement without its figures: (words, outcome)."""
     outcome = timing.compare(issue, kernels, margin)
     if outcome == timing.A_FASTER:
-        return timing.Verdict(f"{figures}: Python is done {kernels.median / issue.median:.2g}× sooner than the GPU "
-                              f"and waits, so {GPU_PACE}", GPU_PACE)
+        return (f"Python is done {kernels.median / issue.median:.2g}× sooner than the GPU and waits, so {GPU_PACE}",
+                GPU_PACE)
     if outcome == timing.B_FASTER:
-        return timing.Verdict(f"{figures}: the GPU needs {issue.median / kernels.median:.2g}× less than Python takes "
-                              f"to issue the step and waits, so {PYTHON_PACE}", PYTHON_PACE)
-    return timing.Verdict(f"{figures}: Python and the GPU are within {margin:.0%} of each other, {TOO_CLOSE}: either "
-                          "side can hold up a step", TOO_CLOSE)
+        return (f"the GPU needs {issue.median / kernels.median:.2g}× less than Python takes to issue the step and "
+                f"waits, so {PYTHON_PACE}", PYTHON_PACE)
+    return (f"Python and the GPU are within {100 * margin:.3g} % of each other, {TOO_CLOSE}; either side can hold "
+            "up a step", TOO_CLOSE)
 
 
 def kernels_timing(profile: dict) -> timing.Timing:
@@ -292,28 +298,34 @@ def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
     return {"arithmetic": work, "fixed": kernel_total - work, "rest": step - kernel_total}
 
 
-def step_account(profile: dict) -> timing.Verdict:
-    """profile_step's figures as one sentence that adds up: the step in a stream as the kernels' arithmetic,
-    the fixed cost of its dispatches and barriers, and the rest (idle or overlap), in shares that add to
-    100 %; Python's issue time call by call; and who sets the pace (pace's outcome)."""
+def step_account(profile: dict, what: str = "a step") -> timing.Verdict:
+    """profile_step's figures as three sentences: where the step (`what`) in a stream goes, the kernels'
+    arithmetic, the fixed cost of its dispatches and barriers and the rest (idle or overlap), in shares that
+    add to 100 %; what Python spends issuing it, call by call; and who sets the pace (pace's outcome, from
+    the GPU's dispatches alone against Python's issue time)."""
     fixed = profile["empty"] * profile["dispatches_per_step"]
     step = profile["step"]
     parts = step_shares(step, profile["kernel_total"], fixed)
     rest = parts["rest"]
-    rest_words = (f"{share_text(rest, step)} the GPU between its dispatches (idle, or waiting for the next)" if rest >= 0
-                  else f"less {share_text(-rest, step)} that the kernels overlap when they run back to back in a step")
-    text = (f"a step in a stream of {profile['stream_steps']} takes {profile['step_timing'].text()}: the kernels' "
-            f"arithmetic {share_text(parts['arithmetic'], step)}, the fixed cost of {profile['dispatches_per_step']} "
-            f"dispatches and barriers {share_text(parts['fixed'], step)}, {rest_words}")
-    issue = profile["issue"]
+    rest_words = (f"and the GPU between its dispatches (idle, or waiting for the next) {share_text(rest, step)}"
+                  if rest >= 0 else
+                  f"less {share_text(-rest, step)} that the kernels overlap when they run back to back in a step")
+    where = (f"{what[0].upper()}{what[1:]} in a stream of {profile['stream_steps']} takes "
+             f"{profile['step_timing'].text()}: the kernels' arithmetic {share_text(parts['arithmetic'], step)}, the "
+             f"fixed cost of {profile['dispatches_per_step']} dispatches and barriers {share_text(parts['fixed'], step)}, "
+             f"{rest_words}.")
+    issue = profile["issue_timing"]
     calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
                       for name, c in profile["calls"].items() if c["calls"])
     around = profile["python_around"]
-    text += (f"; Python's {seconds_text(issue)} to issue it are {calls} and "
-             + (f"{seconds_text(around)} of Python around those calls" if around >= 0 else
-                f"nothing measurable around them (the calls timed one by one add up to {seconds_text(-around)} more)"))
-    verdict = pace(profile["issue_timing"], profile["step_timing"], kernels_timing(profile))
-    return timing.Verdict(f"{text}; {verdict}", verdict.outcome)
+    issuing = (f"Python takes {issue.text()} to issue it: {calls} and "
+               + (f"{seconds_text(around)} of Python around those calls." if around >= 0 else
+                  f"nothing measurable around them (the calls timed one by one add up to {seconds_text(-around)} "
+                  "more)."))
+    kernels = kernels_timing(profile)
+    words, outcome = _pace_words(issue, kernels, PACE_MARGIN)
+    who = f"The GPU's dispatches alone take {kernels.text()} against Python's {issue.text()}: {words}."
+    return timing.Verdict(f"{where} {issuing} {who}", outcome)
 
 
 def stream_start(profile: dict) -> str:
