@@ -2,6 +2,7 @@
 threshold, so a printed verdict can never contradict the numbers printed beside it; and which shaders
 FusedMLP picks when given no layout (a rule of the net's shape, no GPU needed to check it)."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,38 @@ def test_kernel_share_refuses_a_share_outside_0_1():
     with pytest.raises(ValueError, match="share"):
         fused_mlp.kernel_share("fused", 0.5, low=0.6)
 
+
+
+class _Trainer:
+    steps_per_epoch, check_every = 469, 50
+
+
+def _prof(kernels_us=(12.9, 8.3), empty_us=2.3):
+    return {"kernel": {f"k{i}.comp": k * 1e-6 for i, k in enumerate(kernels_us)}, "empty": empty_us * 1e-6,
+            "readback": 35e-6, "order_upload": 60e-6}
+
+
+@pytest.mark.parametrize("epoch_ms, outcome", [(10.0, fused_mlp.MOSTLY_KERNEL),   # 7.79 ms of 10: 78 %
+                                               (16.5, fused_mlp.ABOUT_HALF),      # of 16.5: 47 %
+                                               (30.0, fused_mlp.MOSTLY_FIXED)])   # of 30: 26 %
+def test_kernel_share_account_prints_every_figure_of_its_share(epoch_ms, outcome):
+    v = bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(epoch_ms))
+    assert v.outcome == outcome
+    assert (f"(kernels 21.2 µs a step, less 2 × 2.3 µs of empty dispatch, × 469 steps: 7.79 ms of a "
+            f"{T(epoch_ms).text()} epoch)") in v
+    printed = int(re.search(r"kernels (\d+)%", v).group(1))                 # the share, rebuilt by hand
+    assert printed == round(100 * (21.2 - 2 * 2.3) * 469 / 1e3 / epoch_ms)
+
+
+def test_kernel_share_account_names_a_kernel_no_longer_than_an_empty_dispatch():
+    v = bench_fused.kernel_share_account("fused", _Trainer(), _prof((12.9, 8.3, 2.0)), T(16.5))
+    assert "less 2 × 2.3 µs" in v and "1 kernel no longer than an empty dispatch counts nothing" in v
+
+
+def test_kernel_share_account_says_when_the_parts_overrun_the_epoch():
+    v = bench_fused.kernel_share_account("fused", _Trainer(), _prof((30.0, 20.0)), T(16.5))   # 21.4 ms of work
+    assert v.outcome == fused_mlp.MOSTLY_KERNEL and "more than its median, and the share is of that" in v
+    assert "more than its median" not in bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(16.5))
 
 # --- notebook 06, question 2: which segment did fusion shrink? ----------------------------------------------
 

@@ -447,6 +447,31 @@ def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) ->
 # Benchmark rows as verdicts (notebooks 06 and 09; tests/test_verdicts_nb0607.py)
 # ---------------------------------------------------------------------------------------------
 
+def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -> timing.Verdict:
+    """fused_mlp.kernel_share of an epoch, with every figure it is computed from: the kernels' time a step
+    (prof, from profile.profile_step: each kernel's median), less an empty dispatch's cost for each kernel
+    that takes longer than one, times the epoch's steps (profile.epoch_phases' kernel phase), against the
+    epoch (its median; its band gives the share's band). Outcome: kernel_share's."""
+    phases = profile.epoch_phases(trainer, prof, epoch.median)
+    kernel = phases["kernel"]
+    total = sum(phases.values())                           # the epoch's median, unless the parts overrun it
+    share = kernel / total
+    low, high = min(share, kernel / epoch.high), max(share, min(1.0, kernel / epoch.low))
+    v = fused_mlp.kernel_share(name, share, low, high)
+    empty = prof["empty"]
+    above = [t for t in prof["kernel"].values() if t > empty]
+    left = len(prof["kernel"]) - len(above)
+    left_out = (f"; {left} kernel{'s' * (left > 1)} no longer than an empty dispatch count{'s' * (left == 1)} nothing"
+                if left else "")
+    figures = (f"kernels {profile.seconds_text(sum(above))} a step, less {len(above)} × "
+               f"{profile.seconds_text(empty)} of empty dispatch, × {trainer.steps_per_epoch} steps: "
+               f"{profile.seconds_text(kernel)} of a {epoch.text()} epoch{left_out}")
+    if total > epoch.median:
+        figures += (f"; the epoch's parts add up to {profile.seconds_text(total)}, more than its median, and the "
+                    "share is of that")
+    return timing.Verdict(f"{v} ({figures})", v.outcome)
+
+
 def row_timing(row: dict) -> timing.Timing:
     """A row's epoch as a Timing: its median and 20-80 % band (a row with no band: no spread)."""
     return timing.Timing.from_row(row)
