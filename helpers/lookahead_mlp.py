@@ -166,3 +166,48 @@ def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.
     if look_floor.median <= fused_floor.median * (1 + margin):
         return timing.Verdict(text + ": it loses by its work, not by its floor.", THE_WORK)
     return timing.Verdict(text + ": it loses by both its floor and its work.", BOTH)
+
+
+# --- the appendix's sentence on the kinds of work group (tests/test_verdicts_nb09.py) ----------------------------
+
+ABOUT_THE_SUM, LESS_THAN_THE_SUM, MORE_THAN_THE_SUM = "about the sum", "less than the sum", "more than the sum"
+NO_COST = "no cost to compare"   # the whole or the parts' sum not above the floor: nothing to compare
+
+
+def _beyond(epochs: list, floor: timing.Timing) -> timing.Timing:
+    """What the epochs together cost beyond `floor` apiece (Timings measured apart): their medians added up,
+    less the floor's for each, with a band as wide as the bands can make it (each epoch's low against the
+    floor's high, each high against its low), as five samples whose 20th and 80th percentiles are its ends."""
+    n = len(epochs)
+    low = sum(e.low for e in epochs) - n * floor.high
+    mid = sum(e.median for e in epochs) - n * floor.median
+    high = sum(e.high for e in epochs) - n * floor.low
+    return timing.Timing((low, low, mid, high, high), floor.clock)
+
+
+def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
+                        margin: float = MARGIN) -> timing.Verdict:
+    """The lookahead epoch with every kind of work group at work (whole) against each kind at work alone
+    (parts: {kind: Timing}), each beyond the epoch with no group's work (floor); the epochs measured one after
+    another. The whole's cost and the parts' costs added up are compared as timing.compare compares two
+    timings, on bands that take every epoch's band at its widest (_beyond). Outcome: LESS_THAN_THE_SUM (the
+    kinds run at least partly side by side), MORE_THAN_THE_SUM (together they cost more than alone),
+    ABOUT_THE_SUM otherwise (as if one after another); NO_COST where the whole or the parts added up cost
+    nothing beyond the floor (at the median)."""
+    together, added = _beyond([whole], floor), _beyond(list(parts.values()), floor)
+    ms = lambda t: f"{1e3 * t.median:.2f} ms ({1e3 * t.low:.2f}–{1e3 * t.high:.2f})"      # noqa: E731
+    head = (f"Beyond the epoch with no group's work, every kind of work group at once cost {ms(together)} an epoch "
+            f"and the {len(parts)} kinds alone, added up, {ms(added)}")
+    if together.median <= 0 or added.median <= 0:
+        return timing.Verdict(f"{head}: one of them costs nothing beyond the floor, so there is no sum to compare "
+                              "with", NO_COST)
+    outcome = timing.compare(together, added, margin)
+    if outcome == timing.A_FASTER:
+        return timing.Verdict(f"{head}: the whole costs {together.median / added.median:.2f}× the sum of its parts, "
+                              "so the kinds run at least partly side by side", LESS_THAN_THE_SUM)
+    if outcome == timing.B_FASTER:
+        return timing.Verdict(f"{head}: the whole costs {together.median / added.median:.2f}× the sum of its parts, "
+                              "so together the kinds cost more than alone", MORE_THAN_THE_SUM)
+    same = "within the noise" if timing.overlap(together, added) else timing.apart(together, added, margin)
+    return timing.Verdict(f"{head}: the whole costs about the sum of its parts ({same}), as if the kinds ran one "
+                          "after another", ABOUT_THE_SUM)

@@ -114,3 +114,41 @@ def test_grid_barrier_account_saving_smaller_than_its_fixed_costs():
     v = persistent_mlp.grid_barrier_account(T(2.71 * US), T(2.49 * US), T(20.0 * US), T(18.0 * US))
     assert v.outcome == persistent_mlp.SAVED and "saved 2.0 µs a step" in v
     assert "explain 2.00 µs of it" in v and "the other" not in v
+
+
+# --- the appendix: the lookahead epoch's kinds of work group, the whole against the sum of its parts -------------
+
+def _parts(chain, w1, q):
+    return {"chain groups alone": T(chain * 1e-3), "W1 groups alone": T(w1 * 1e-3), "Q groups alone": T(q * 1e-3)}
+
+
+@pytest.mark.parametrize("whole, outcome, words", [
+    (13.2, lookahead_mlp.LESS_THAN_THE_SUM, "0.54× the sum of its parts, so the kinds run at least partly side by side"),
+    (12.0, lookahead_mlp.ABOUT_THE_SUM, "about the sum of its parts (within the noise), as if"),   # 5.00 against 5.00
+    (14.0, lookahead_mlp.MORE_THAN_THE_SUM, "1.40× the sum of its parts, so together the kinds cost more than alone")])
+def test_whole_against_parts_on_all_three_sides(whole, outcome, words):
+    floor = T(7.28e-3) if whole == 13.2 else T(7.0e-3)
+    parts = _parts(11.9, 9.37, 11.5) if whole == 13.2 else _parts(9.0, 8.0, 9.0)
+    v = lookahead_mlp.whole_against_parts(T(whole * 1e-3), parts, floor)
+    assert v.outcome == outcome and words in v
+
+
+@pytest.mark.parametrize("whole, outcome", [(12.50, lookahead_mlp.ABOUT_THE_SUM),       # 5.50 against 5.00: 1.10×
+                                            (12.55, lookahead_mlp.MORE_THAN_THE_SUM),   # 1.11×: beyond the 10 %
+                                            (11.55, lookahead_mlp.ABOUT_THE_SUM),       # 4.55: 1.099× below
+                                            (11.50, lookahead_mlp.LESS_THAN_THE_SUM)])  # 4.50: 1.11× below
+def test_whole_against_parts_either_side_of_the_margin(whole, outcome):
+    v = lookahead_mlp.whole_against_parts(T(whole * 1e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
+    assert v.outcome == outcome
+    assert ("we call the same" in v) == (outcome == lookahead_mlp.ABOUT_THE_SUM)      # bands apart: the margin named
+    assert "within the noise" not in v
+
+
+def test_whole_against_parts_prints_the_figures_it_compares():
+    v = lookahead_mlp.whole_against_parts(T(12.0e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
+    assert "at once cost 5.00 ms (4.89–5.11) an epoch and the 3 kinds alone, added up, 5.00 ms (4.72–5.28)" in v
+
+
+def test_whole_against_parts_with_nothing_beyond_the_floor():
+    v = lookahead_mlp.whole_against_parts(T(6.9e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
+    assert v.outcome == lookahead_mlp.NO_COST and "no sum to compare" in v
