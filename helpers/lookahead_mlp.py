@@ -195,9 +195,9 @@ def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
     ABOUT_THE_SUM otherwise (as if one after another); NO_COST where the whole or the parts added up cost
     nothing beyond the floor (at the median)."""
     together, added = _beyond([whole], floor), _beyond(list(parts.values()), floor)
-    ms = lambda t: f"{1e3 * t.median:.2f} ms ({1e3 * t.low:.2f}–{1e3 * t.high:.2f})"      # noqa: E731
-    head = (f"Beyond the epoch with no group's work, every kind of work group at once cost {ms(together)} an epoch "
-            f"and the {len(parts)} kinds alone, added up, {ms(added)}")
+    kinds = {2: "two", 3: "three", 4: "four"}.get(len(parts), str(len(parts)))
+    head = (f"Beyond the epoch with no group's work, every kind of work group at once cost {together.text()} an "
+            f"epoch and the {kinds} kinds alone, added up, {added.text()}")
     if together.median <= 0 or added.median <= 0:
         return timing.Verdict(f"{head}: one of them costs nothing beyond the floor, so there is no sum to compare "
                               "with", NO_COST)

@@ -146,7 +146,7 @@ def test_whole_against_parts_either_side_of_the_margin(whole, outcome):
 
 def test_whole_against_parts_prints_the_figures_it_compares():
     v = lookahead_mlp.whole_against_parts(T(12.0e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
-    assert "at once cost 5.00 ms (4.89–5.11) an epoch and the 3 kinds alone, added up, 5.00 ms (4.72–5.28)" in v
+    assert "at once cost 5 ms (4.89–5.11) an epoch and the three kinds alone, added up, 5 ms (4.72–5.28)" in v
 
 
 def test_whole_against_parts_with_nothing_beyond_the_floor():
