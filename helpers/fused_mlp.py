@@ -320,12 +320,15 @@ class FusedMLP(Trainer):
         out = list(zip(self.passes(), self.plan[s]))
         return out + ([(self.maxnorm, self._maxnorm_groups)] if self.maxnorm is not None else [])
 
-    def loss_sums(self, first: int, end: int) -> np.ndarray:
-        """The loss sum of each of steps [first, end) of the current epoch (float64), from the per-sample
-        losses fused_forward_1 wrote."""
+    def loss_run(self, first: int, end: int) -> tuple:
+        """Where the losses of steps [first, end) of the current epoch are: ("losses", first element, count),
+        one loss a sample, written by fused_forward_1."""
         lo, hi = first * self.batch_size, min(self.n, end * self.batch_size)
-        losses = self.read("losses", lo, hi - lo).astype(np.float64)
-        return np.add.reduceat(losses, np.arange(0, hi - lo, self.batch_size))
+        return "losses", lo, hi - lo
+
+    def step_losses(self, values: np.ndarray, first: int, end: int) -> np.ndarray:
+        """loss_run's values (a loss a sample) as the loss sum of each step (float64)."""
+        return np.add.reduceat(values.astype(np.float64), np.arange(0, len(values), self.batch_size))
 
     def predict(self, name: str = "test") -> np.ndarray:
         """Predicted classes of evaluation set `name`, or of uint8 images given instead (mlp.Trainer.eval_set):
@@ -456,8 +459,10 @@ def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | Non
             f"the training loop's epochs ({loop.text()}) took {ratio:.2f}× a back-to-back epoch ({back.text()}) "
             f"at the median{fastest}: {pause}; notebook 05 measures what such pauses do to the GPU's clock",
             "slower in the loop")
+    close = ("within the noise" if timing.overlap(loop, back) else
+             f"no more than {100 * margin:.3g} % above four in five back-to-back epochs, the margin we call the same")
     return timing.Verdict(f"the training loop's epochs ({loop.text()}) took about a back-to-back epoch's time "
-                          f"({back.text()}, {ratio:.2f}× at the median, within the noise): {pause}", timing.SAME)
+                          f"({back.text()}, {ratio:.2f}× at the median, {close}): {pause}", timing.SAME)
 
 
 def bench_row(rows: list[dict], name: str) -> dict:

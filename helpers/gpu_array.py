@@ -5,6 +5,7 @@ re-exports everything here (gl.upload, gl.empty, gl.GPUArray), so notebooks use 
     A = gl.upload(ctx, a, "A")                 # a new buffer holding a float32 / uint32 / int32 array
     C = gl.empty(ctx, (M, N), name="C")        # NaN-filled, so an element no kernel wrote shows
     c = C.read()                               # through the staging buffer: a new, writable array
+    later = C.read_later(first, count)         # the copy queued, nothing waits; later.result() reads it
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ def _extra(ctx) -> dict:
     return ctx.extra
 
 
-def staging_buffer(ctx, nbytes: int):
-    """The context's one staging buffer, at least `nbytes` long: the only buffer the CPU reads or writes.
+def staging_buffer(ctx, nbytes: int, which: str = "staging"):
+    """The context's staging buffer, at least `nbytes` long: the only buffer the CPU reads or writes
+    (which="read later": the second one, GPUArray.read_later's).
 
     ModernGL reads a buffer by mapping it into the CPU's address space. After a few such reads the NVIDIA
     driver may move that buffer to memory the CPU reaches easily and the GPU slowly, and every later
@@ -31,11 +33,11 @@ def staging_buffer(ctx, nbytes: int):
     kernels use are never mapped.
     """
     extra = _extra(ctx)
-    stage = extra.get("staging")
+    stage = extra.get(which)
     if stage is None or stage.size < nbytes:
         if stage is not None:
             stage.release()
-        stage = extra["staging"] = ctx.buffer(reserve=max(int(nbytes), 1 << 16))
+        stage = extra[which] = ctx.buffer(reserve=max(int(nbytes), 1 << 16))
     return stage
 
 
@@ -157,6 +159,17 @@ class GPUArray:
             stage.read_into(out, size=out.nbytes)
         return out
 
+    def read_later(self, first: int = 0, count: int | None = None) -> "PendingRead":
+        """Queue the copy of `count` elements from `first` (default: the rest of the array) into the second
+        staging buffer and return at once; .result() reads them (one such read in flight at a time). The copy comes after every GPU command
+        queued before it, and only those: commands queued after read_later keep the GPU busy while the CPU
+        waits in result(). read() queues its copy and waits at once, so the GPU has nothing left to do
+        from the end of that copy until the CPU queues more (mlp.Trainer.run_epoch reads the losses this way)."""
+        count = self.size - first if count is None else int(count)
+        if first < 0 or count < 1 or first + count > self.size:
+            raise ValueError(f"GPUArray {self.name!r} holds {self.size} elements; cannot read {count} at {first}")
+        return PendingRead(self, first, count)
+
     def fill(self, value) -> None:
         """Set every element to `value` (NaN poisons a float output before a dispatch)."""
         self.write(np.full(self.shape, value, dtype=self.dtype))
@@ -164,6 +177,28 @@ class GPUArray:
     def release(self) -> None:
         if self.offset == 0:  # a view does not own its buffer
             self.buffer.release()
+
+
+class PendingRead:
+    """GPUArray.read_later's copy: elements of an array on their way to the context's second staging buffer
+    ("read later": no kernel uses it), read by result() once. A later read_later reuses that buffer, so
+    take result() first."""
+
+    def __init__(self, array: GPUArray, first: int, count: int):
+        self.ctx, self.dtype, self.nbytes = array.ctx, array.dtype, count * array.dtype.itemsize
+        self.stage = staging_buffer(self.ctx, self.nbytes, "read later")
+        _extra(self.ctx)["read later by"] = self
+        self.ctx.memory_barrier()  # shader writes -> the copy
+        self.ctx.copy_buffer(self.stage, array.buffer, size=self.nbytes,
+                             read_offset=array.offset + first * array.dtype.itemsize)
+
+    def result(self) -> np.ndarray:
+        """The elements, as a new array; waits for the copy (and the commands queued before it) if need be."""
+        if _extra(self.ctx).get("read later by") is not self:
+            raise RuntimeError("this read's elements are gone: it was taken already, or another read_later "
+                               "reused the buffer since. Take result() before queueing the next read_later.")
+        _extra(self.ctx)["read later by"] = None
+        return np.frombuffer(self.stage.read(size=self.nbytes), dtype=self.dtype).copy()
 
 
 def upload(ctx, array, name: str = "array") -> GPUArray:

@@ -134,10 +134,14 @@ class GPUTrainer(Trainer):
         groups = self.groups(self.batch(s)[1])
         return [(kernel, groups[role]) for role, kernel in self.kernels.items()]
 
-    def loss_sums(self, first: int, end: int) -> np.ndarray:
-        """The loss sum of each of steps [first, end) of the current epoch (float64)."""
-        stats = self.read("stats", 2 * first, 2 * (end - first)).reshape(-1, 2)
-        return stats[:, 0].astype(np.float64)
+    def loss_run(self, first: int, end: int) -> tuple:
+        """Where the losses of steps [first, end) of the current epoch are: ("stats", first element, count),
+        two floats a step (the loss sum, the correct count)."""
+        return "stats", 2 * first, 2 * (end - first)
+
+    def step_losses(self, values: np.ndarray, first: int, end: int) -> np.ndarray:
+        """loss_run's values as the loss sum of each step (float64)."""
+        return values.reshape(-1, 2)[:, 0].astype(np.float64)
 
     def read_grads(self) -> dict:
         """The gradients of the last step (as W1, b1, W2, b2), read back from the GPU."""

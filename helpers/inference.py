@@ -153,8 +153,9 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
           repeat: int = 15) -> list[dict]:
     """Per batch size: upload, kernel, readback and end-to-end seconds on the GPU, and NumPy's forward.
 
-    One warm-up by time (timing.warm_up), then `repeat` rounds per size, each round taking every phase once
-    in turn (interleaved, so drift falls on all alike). Each row holds the medians under the phase names and
+    Before each size a warm-up by time (timing.warm_up, the biggest batch's work: the rounds of a small batch
+    leave the GPU mostly idle, and an idle GPU's clock falls within a second), then `repeat` rounds of that
+    size, each round taking every phase once in turn (interleaved, so drift falls on all alike). Each row holds the medians under the phase names and
     the whole distributions under "timings" ({phase: timing.Timing}). upload and readback: wall clock around
     the call and a ctx.finish(); kernel: `clock` (GPU timer query where trustworthy); total: one wall-clock
     round of upload, dispatch, read and argmax; numpy: reference.forward + argmax on the same rows (float32).
@@ -162,10 +163,10 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
     """
     X_float = X if X_float is None else X_float
     biggest = min(len(X), fwd.capacity)
-    timing.warm_up(lambda: (fwd.predict(X[:biggest]), reference.forward(params, X_float[:biggest])),
-                   finish=fwd.ctx.finish)    # an idle GPU starts at low clocks
     rows = []
     for n in sizes:
+        timing.warm_up(lambda: (fwd.predict(X[:biggest]), reference.forward(params, X_float[:biggest])),
+                       finish=fwd.ctx.finish)    # an idle GPU runs at low clocks
         x, xf = X[:n], X_float[:n]
         samples = {k: [] for k in PHASES}
         for r in range(repeat):

@@ -115,7 +115,7 @@ class LookaheadMLP(Trainer):
         return [(self.kernel, self.groups)]
 
     # the same losses buffer and predictor as FusedMLP
-    loss_sums = FusedMLP.loss_sums
+    loss_run, step_losses = FusedMLP.loss_run, FusedMLP.step_losses
     predict = FusedMLP.predict
 
 

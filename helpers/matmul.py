@@ -307,16 +307,21 @@ def splitk_verdict(timings: dict) -> timing.Verdict:
     parts = []
     won, won_r = at(timing.A_FASTER)
     lost, lost_r = at(timing.B_FASTER)
-    same, same_r = at(timing.SAME)
+    same = [n for n in side if side[n] == timing.SAME]
+    level = [n for n in same if timing.overlap(*timings[n])]
+    close = [n for n in same if n not in level]
     if won:
         parts.append(f"at {_sizes(won)} ({won_r} matmul_6's speed) filling the idle SMs pays more than the "
                      "pieces' trip through memory and the second dispatch cost")
     if lost:
         parts.append(f"at {_sizes(lost)} ({lost_r}) the pieces' trip through memory and the second dispatch "
                      "cost more than the idle SMs")
-    if same:
-        parts.append(f"at {_sizes(same)} ({same_r}) split-K and matmul_6 take the same time within the noise "
-                     "measured")
+    if level:
+        parts.append(f"at {_sizes(level)} ({', '.join(f'{ratio[n]:.2f}×' for n in level)}) split-K and matmul_6 "
+                     "take the same time within the noise measured")
+    if close:
+        parts.append(f"at {_sizes(close)} ({', '.join(f'{ratio[n]:.2f}×' for n in close)}) they are apart by less "
+                     f"than the {100 * timing.MARGIN:.3g} % we call the same")
     outcomes = set(side.values())
     text = "; ".join(parts)
     return timing.Verdict(text[0].upper() + text[1:] + ".", outcomes.pop() if len(outcomes) == 1 else "mixed")

@@ -11,10 +11,10 @@ Introduced in notebook 05 (GPUTrainer, six dispatches a step, helpers/gpu_mlp.py
     trainer.read_params(); trainer.save("mlp.npz")      # with its provenance: mode, epochs, accuracy, card
 
 A subclass makes its kernels and buffers, binds them (`bind`), and says what one training step is (`step`),
-how the losses come back (`loss_sums`) and how it predicts (`predict`). Everything else is here: the data
+where the losses are (`loss_run`, `step_losses`) and how it predicts (`predict`). Everything else is here: the data
 (the training images stay on the GPU as four uint8 pixels a uint32 word, the labels too, and each epoch's
 shuffle is one write of an order buffer, 4 bytes a sample), the epoch loop that reads the losses every
-`check_every` steps and stops a diverging run, evaluation sets, parameters in and out, counting.
+`check_every` steps, one chunk of steps behind so the GPU never waits for the read, and stops a diverging run, evaluation sets, parameters in and out, counting.
 
 The buffers are named GPUArrays in `trainer.arrays`; `trainer.read(name)` / `trainer.write(name, values)`
 go through the context's staging buffer (gl.GPUArray), so no buffer a kernel uses is mapped by the CPU.
@@ -176,6 +176,7 @@ class Trainer:
 
     OPTIMIZERS = ("SGD", "Momentum", "Adam")
     dispatches_per_step = 0  # set by each subclass; every dispatch is followed by one barrier
+    check_behind = True      # run_epoch checks a chunk's losses after queueing the next chunk (see there)
 
     def __init__(self, ctx, params: dict, images=None, labels=None, *, optimizer=None, batch_size: int = 128,
                  seed: int = 0, check_every: int = 50, align: int = 1):
@@ -324,15 +325,26 @@ class Trainer:
         self.write("order", reference.epoch_order(self.n, epoch, self.seed) if order is None else order)
         self.bind()
 
-    def check(self, first: int, end: int) -> float:
-        """Read back the loss sums of steps [first, end) of the current epoch and stop at the first step
-        whose loss diverged (reference.check_loss); returns their sum."""
-        sums = self.loss_sums(first, end)
+    def check(self, first: int, end: int, pending=None) -> float:
+        """Read back the loss sums of steps [first, end) of the current epoch (now, or from `pending`, their
+        queue_losses) and stop at the first step whose loss diverged (reference.check_loss); returns their sum."""
+        sums = self.loss_sums(first, end, pending)
         self._counts["readbacks"] += 1
         for step, total in enumerate(sums, start=first):
             reference.check_loss(total / self.batch(step)[1], epoch=self.epoch, step=step, lr=self.lr,
                                  optimizer=self.kind, n_classes=self.C)
         return float(np.sum(sums))
+
+    def loss_sums(self, first: int, end: int, pending=None) -> np.ndarray:
+        """The loss sum of each of steps [first, end) of the current epoch (float64): read now, or taken
+        from `pending`, the read queue_losses(first, end) queued earlier."""
+        values = pending.result() if pending is not None else self.read(*self.loss_run(first, end))
+        return self.step_losses(values, first, end)
+
+    def queue_losses(self, first: int, end: int):
+        """Queue the read of the losses of steps [first, end) (GPUArray.read_later); nothing waits."""
+        name, start, count = self.loss_run(first, end)
+        return self.arrays[name].read_later(start, count)
 
     def run_steps(self, first: int, end: int) -> None:
         """Queue steps [first, end) of the current epoch: step(s) for each (a persistent trainer issues
@@ -341,18 +353,37 @@ class Trainer:
             self.step(s)
 
     def run_epoch(self, epoch: int, on_check=None, order=None) -> float:
-        """One epoch of steps; every `check_every` steps (and at the end) the losses come back, are
-        checked, and on_check(steps_done, mean_loss_since_last_check) is called. Returns the epoch's mean
-        loss over its samples. order: the epoch's sample order (default reference.epoch_order)."""
+        """One epoch of steps; every `check_every` steps the losses of those steps come back, are checked,
+        and on_check(steps_done, mean_loss_of_those_steps) is called. Returns the epoch's mean loss over its
+        samples. order: the epoch's sample order (default reference.epoch_order).
+
+        The checks run one chunk of steps behind: the read of a chunk's losses is queued before the next
+        chunk's steps and taken after them, so the GPU works on that next chunk while the CPU waits for the
+        read and checks it. Reading right after a chunk would leave the GPU idle from the end of the chunk
+        until the CPU had checked and queued the next one. A diverging run stops at the same step, one chunk
+        of steps later (check_behind = False: right after the chunk)."""
         self.start_epoch(epoch, order)
-        total = 0.0
-        for first in range(0, self.steps_per_epoch, self.check_every):
-            end = min(first + self.check_every, self.steps_per_epoch)
-            self.run_steps(first, end)
-            part = self.check(first, end)
-            total += part
+        total, behind = 0.0, None
+        chunks = [(first, min(first + self.check_every, self.steps_per_epoch))
+                  for first in range(0, self.steps_per_epoch, self.check_every)]
+
+        def checked(first, end, pending):
+            part = self.check(first, end, pending)
             if on_check is not None:
                 on_check(end, part / (min(self.n, end * self.batch_size) - first * self.batch_size))
+            return part
+
+        for first, end in chunks:
+            pending = self.queue_losses(*behind) if behind is not None else None
+            self.run_steps(first, end)
+            if pending is not None:
+                total += checked(*behind, pending)
+            behind = (first, end)
+            if not self.check_behind:
+                total += checked(first, end, None)
+                behind = None
+        if behind is not None:
+            total += checked(*behind, self.queue_losses(*behind))
         return total / self.n
 
     def train(self, epochs: int, *, lr_schedule=None, evaluate=("train", "test"), live=None,

@@ -121,7 +121,7 @@ class PersistentMLP(Trainer):
         arrivals, flags, polls, _ = (int(v) for v in self.read("sync"))
         return {"crossed": arrivals // self.groups[0], "flags": flags, "max_polls": polls}
 
-    def check(self, first: int, end: int) -> float:
+    def check(self, first: int, end: int, pending=None) -> float:
         """mlp.Trainer.check, after making sure no grid barrier gave up in the dispatches since the last check."""
         if self.persistent:
             sync = self.barrier_flags()
@@ -131,7 +131,7 @@ class PersistentMLP(Trainer):
                     f"{self.groups[0]} work groups was resident on the GPU at once, so the results of those steps "
                     f"are wrong. Train with {type(self).__name__}(..., persistent=False) (a dispatch a phase) or with "
                     "a larger COLS (fewer groups).")
-        return super().check(first, end)
+        return super().check(first, end, pending)
 
     @property
     def counts(self) -> dict:
@@ -141,8 +141,11 @@ class PersistentMLP(Trainer):
     def reset_counts(self) -> None:
         self._counts = {"steps": 0, "dispatches": 0, "readbacks": 0}
 
+    # The barrier's flags cover every dispatch queued so far, so a check reads them right after its chunk
+    # (mlp.Trainer.run_epoch): a check one chunk behind would blame a chunk for the next one's give-up.
+    check_behind = False
     # the same losses buffer and predictor as FusedMLP
-    loss_sums = FusedMLP.loss_sums
+    loss_run, step_losses = FusedMLP.loss_run, FusedMLP.step_losses
     predict = FusedMLP.predict
 
 

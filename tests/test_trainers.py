@@ -100,6 +100,56 @@ def test_an_epoch_issues_one_storage_barrier_per_dispatch(ctx, cls, monkeypatch)
 
 
 @pytest.mark.parametrize("cls", TRAINERS)
+def test_checks_run_one_chunk_behind_and_see_the_same_losses(ctx, cls, monkeypatch):
+    """run_epoch queues the read of chunk k's losses before chunk k+1's steps and takes it after them; the
+    epoch's loss, every check's mean and the weights are those of checking right after each chunk."""
+    results = {}
+    for behind in (True, False):
+        trainer, *_ = make(ctx, cls, check_every=1)
+        trainer.check_behind = behind
+        events, seen = [], []
+        queue, run_steps = trainer.queue_losses, trainer.run_steps
+        monkeypatch.setattr(trainer, "queue_losses", lambda first, end: (events.append(("read", first)),
+                                                                         queue(first, end))[1])
+        monkeypatch.setattr(trainer, "run_steps", lambda first, end: (events.append(("steps", first)),
+                                                                      run_steps(first, end))[1])
+        loss = trainer.run_epoch(0, on_check=lambda done, mean: seen.append((done, mean)))
+        results[behind] = loss, seen, trainer.read_params()["W1"].tobytes(), trainer.counts["readbacks"]
+        if behind:
+            assert events == [("steps", 0), ("read", 0), ("steps", 1), ("read", 1), ("steps", 2), ("read", 2)], events
+    assert results[True] == results[False]
+    assert [done for done, _ in results[True][1]] == [1, 2, 3] and results[True][3] == 3
+
+
+@pytest.mark.parametrize("cls", TRAINERS)
+def test_a_divergence_found_one_chunk_behind_names_the_same_step(ctx, cls):
+    steps = {}
+    for behind in (True, False):
+        trainer, *_ = make(ctx, cls, reference.SGD(1e4), check_every=1)
+        trainer.check_behind = behind
+        with pytest.raises(reference.TrainingDiverged) as info:
+            trainer.run_epoch(0)
+        steps[behind] = str(info.value).split(":")[0]
+    assert steps[True] == steps[False] and "step" in steps[True]
+
+
+def test_read_later_gives_what_read_gives_once(ctx):
+    values = np.arange(50, dtype=np.float32) * 1.5
+    array = gl.upload(ctx, values, "values")
+    later = array.read_later(7, 20)
+    array.write(np.zeros(50, np.float32))          # queued after the copy: the read sees the old values
+    np.testing.assert_array_equal(later.result(), values[7:27])
+    with pytest.raises(RuntimeError, match="taken already"):
+        later.result()
+    first, second = array.read_later(0, 5), array.read_later(5, 5)
+    with pytest.raises(RuntimeError, match="reused the buffer"):
+        first.result()
+    np.testing.assert_array_equal(second.result(), np.zeros(5, np.float32))
+    with pytest.raises(ValueError, match="cannot read 10 at 45"):
+        array.read_later(45, 10)
+
+
+@pytest.mark.parametrize("cls", TRAINERS)
 def test_same_seed_gives_bitwise_identical_weights(ctx, cls):
     runs = []
     for seed in (0, 0, 1):
@@ -172,7 +222,7 @@ def test_profile_step_restores_the_trainer(ctx, cls):
 
 @pytest.mark.parametrize("cls", TRAINERS)
 def test_the_cpu_never_maps_a_buffer_a_kernel_uses(ctx, cls, monkeypatch, tmp_path):
-    """Every public call of a trainer reads and writes GPU memory through the staging buffer only.
+    """Every public call of a trainer reads and writes GPU memory through the two staging buffers only.
 
     ModernGL's Buffer.read/read_into/clear map a buffer into the CPU's memory; after a few such maps
     the NVIDIA driver moved notebook 05's dZ1 buffer where kernels reach it slowly (gather_backward_1
@@ -198,9 +248,9 @@ def test_the_cpu_never_maps_a_buffer_a_kernel_uses(ctx, cls, monkeypatch, tmp_pa
     trainer.accuracy("test")
     trainer.load(trainer.save(tmp_path / "mlp"))
     profile.profile_step(trainer, repeat=1)
-    staging = gl.staging_buffer(ctx, 1)
+    staging = {id(gl.staging_buffer(ctx, 1, which)) for which in ("staging", "read later")}
     assert touched, "the test saw no CPU access at all"
-    others = {id(b) for b in touched} - {id(staging)}
+    others = {id(b) for b in touched} - staging
     names = [name for name, array in trainer.arrays.items() if id(array.buffer) in others]
     assert not others, f"the CPU read or wrote these buffers directly: {names or 'unnamed'}"
 

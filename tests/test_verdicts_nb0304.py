@@ -29,6 +29,14 @@ def test_splitk_verdict_same_within_noise():
     assert v.outcome == timing.SAME and "same time within the noise" in v and "pays" not in v
 
 
+def test_splitk_verdict_same_says_noise_only_where_the_bands_overlap():
+    """1.04× with narrow bands: inside the 5 % margin, the bands apart: not 'within the noise'."""
+    v = matmul.splitk_verdict({1024: (t(1.0, 0.002), t(1.04, 0.002))})
+    assert v.outcome == timing.SAME and "within the noise" not in v and "less than the 5 % we call the same" in v
+    both = matmul.splitk_verdict({512: (t(1.0), t(1.02)), 1024: (t(1.0, 0.002), t(1.04, 0.002))})
+    assert "At 512³ (0.98×) split-K and matmul_6 take the same time within the noise" in both and "at 1024³" in both
+
+
 def test_splitk_verdict_mixed_names_each_side():
     v = matmul.splitk_verdict({256: (t(1.0), t(1.27)), 512: (t(1.67), t(1.0)), 1024: (t(1.0), t(1.01))})
     assert v.outcome == "mixed"

@@ -147,6 +147,13 @@ def test_loop_slowdown_noisy_loop_with_a_median_inside_the_margin_is_not_called_
     assert fused_mlp.loop_slowdown(T(33.0, 0.4), T(29.2, 0.01)).outcome == timing.SAME
 
 
+def test_loop_slowdown_same_says_noise_only_where_the_bands_overlap():
+    level = fused_mlp.loop_slowdown(T(29.4), T(29.2))
+    apart = fused_mlp.loop_slowdown(T(31.5, 0.001), T(29.2, 0.001))   # 1.08×, bands apart, inside 15 %
+    assert level.outcome == apart.outcome == timing.SAME
+    assert "within the noise" in level and "within the noise" not in apart and "margin we call the same" in apart
+
+
 def test_loop_slowdown_two_modes_are_slower_with_the_fast_epochs_named():
     """Ten loop epochs, two at the back-to-back pace and eight slowed (a run of notebook 06 on an H100): the
     band reaches the back-to-back band, yet a typical loop epoch takes 2.9× as long."""
