@@ -18,6 +18,8 @@ falls on all of them alike. Each row stores the median epoch and its spread, the
     that stopped it, and in one dispatch a step (LookaheadMLP, notebook 09), with its floor: the same
     dispatches with every work group's work switched off;
   * the unfused trainer of notebook 05 (helpers/gpu_mlp.py) and its floor;
+  * the fused 784-128-10 SGD pair reading each chunk's losses right after it (check_behind off) instead of
+    one chunk behind (mlp.Trainer.run_epoch), beside the same pair's row;
   * PyTorch, where it is installed with CUDA: eager, one CUDA graph per step (replayed), and the whole
     epoch captured as one CUDA graph; fp32 with TF32 off, data resident on the GPU, same init and order;
   * JAX, where it is installed: jit of lax.scan over the epoch, served by a process of its own
@@ -328,6 +330,10 @@ def run(ctx, quick: bool) -> list[dict]:
                 trainers[f"lookahead 784-{HIDDEN}-10 SGD"] = look
                 trainers["unfused 784-128-10 SGD (notebook 05)"] = GPUTrainer(
                     ctx, reference.init_params(seed=0), images, labels, **common)
+                right_after = fused_mlp.FusedMLP(ctx, reference.init_params(784, HIDDEN, 10, seed=0), images, labels,
+                                                 blocked=False, tiled_hidden=False, **common)   # FUSED_ROW's layout
+                right_after.check_behind = False   # each check waits for its chunk: the GPU idles meanwhile
+                trainers[CHECKS_RIGHT_AFTER] = right_after
             for trainer in trainers.values():
                 stack.callback(trainer.release)
             losses = {name: [] for name in trainers}
@@ -400,6 +406,7 @@ def run(ctx, quick: bool) -> list[dict]:
 
 
 LOOKAHEAD_FLOOR = f"lookahead 784-{HIDDEN}-10, no group's work (its floor; weights wrong)"
+CHECKS_RIGHT_AFTER = f"fused 784-{HIDDEN}-10 SGD, losses read right after each chunk"
 
 
 def lookahead_floor_sampler(trainer):
