@@ -72,7 +72,6 @@ def test_step_account_shares_add_to_a_hundred_with_a_gap_between_dispatches():
     text = profile.step_account(prof)
     assert sum(_percents(text)) in (99, 100, 101)         # rounding of three shares
     assert "between its dispatches" in text and "less" not in text.split(". Python")[0]
-    assert text.outcome == profile.GPU_PACE
 
 
 def test_step_account_shares_add_to_a_hundred_when_kernels_overlap():
@@ -83,19 +82,18 @@ def test_step_account_shares_add_to_a_hundred_when_kernels_overlap():
     assert "overlap" in text
 
 
-@pytest.mark.parametrize("issue, kernels, outcome", [(30.0, 37.0, profile.GPU_PACE),      # the GPU 23 % slower
-                                                     (30.0, 35.0, profile.TOO_CLOSE),     # 17 %: inside 20 %
-                                                     (37.0, 30.0, profile.PYTHON_PACE)])  # Python 23 % slower
-def test_step_account_is_three_sentences_with_paces_outcome(issue, kernels, outcome):
+@pytest.mark.parametrize("issue, kernels", [(30.0, 37.0), (30.0, 35.0), (37.0, 30.0), (20.0, 60.0)])
+def test_step_account_is_three_sentences_and_names_no_side(issue, kernels):
+    """Python's issue time moves by tens of percent between runs (05: 29 to 49 µs against the GPU's 40 µs
+    over three runs), so the account gives both sides' figures and never names who sets the pace."""
     prof = _profile(step=max(issue, kernels) + 2, kernels=(kernels / 2, kernels / 2), empty=2.0, issue=issue,
                     calls=(issue / 4, 1.0, 2.0))
     text = profile.step_account(prof, "a fused 784-128-10 step")
-    assert text.outcome == outcome == profile.pace(T(issue), T(issue), profile.kernels_timing(prof)).outcome
     where, issuing, who = re.split(r"(?<=\.) (?=[A-Z])", text)     # three sentences, each with its own job
     assert where.startswith("A fused 784-128-10 step in a stream of 469 takes") and where.endswith(" %.")
     assert issuing.startswith(f"Python takes {T(issue).text()} to issue it: 6 × run()")
-    assert who.startswith(f"The GPU's dispatches alone take {T(kernels, 0.01).text()}") and who.endswith(".")
-    assert outcome in who and ("sets the pace" in who) == (outcome != profile.TOO_CLOSE)
+    assert who.startswith(f"The GPU's dispatches alone take {T(kernels, 0.01).text()} against Python's {T(issue).text()}")
+    assert "sets the pace" not in text and "too close" not in text and "this run only" in who
 
 
 def test_step_account_names_each_call_and_the_python_around_them():

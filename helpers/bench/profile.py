@@ -3,7 +3,7 @@ epochs, takes a step apart, measures the empty-dispatch floor, and shows what a 
 
     times = epoch_seconds(trainer, epochs=5)            # back to back, after a warm-up
     profile = profile_step(trainer)                     # each dispatch, an empty one, a step, Python's calls
-    print(step_account(profile))                        # what a step is made of, and who sets the pace
+    print(step_account(profile))                        # what a step is made of, Python's side and the GPU's
     parts = epoch_account(trainer, profile, epoch)      # an epoch = steps x step + readbacks + upload + rest
     phases = epoch_phases(trainer, profile, median)     # upload / kernel / readback / dispatch of an epoch
     floor = empty_epochs(ctx, steps, [groups, ...])     # the same dispatch pattern with no work in it
@@ -298,11 +298,13 @@ def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
     return {"arithmetic": work, "fixed": kernel_total - work, "rest": step - kernel_total}
 
 
-def step_account(profile: dict, what: str = "a step") -> timing.Verdict:
+def step_account(profile: dict, what: str = "a step") -> str:
     """profile_step's figures as three sentences: where the step (`what`) in a stream goes, the kernels'
     arithmetic, the fixed cost of its dispatches and barriers and the rest (idle or overlap), in shares that
-    add to 100 %; what Python spends issuing it, call by call; and who sets the pace (pace's outcome, from
-    the GPU's dispatches alone against Python's issue time)."""
+    add to 100 %; what Python spends issuing it, call by call; and the GPU's dispatches alone against
+    Python's issue time, with no verdict on who sets the pace: Python's issue time moved from 29 to 49 µs
+    between three runs of notebook 05 on one H100 (2026-11-27) against the GPU's 40 µs, and from 10 to 17 µs
+    in notebook 08 against 20 µs, so any threshold flipped between runs (profile.pace judges one run)."""
     fixed = profile["empty"] * profile["dispatches_per_step"]
     step = profile["step"]
     parts = step_shares(step, profile["kernel_total"], fixed)
@@ -323,9 +325,10 @@ def step_account(profile: dict, what: str = "a step") -> timing.Verdict:
                   f"nothing measurable around them (the calls timed one by one add up to {seconds_text(-around)} "
                   "more)."))
     kernels = kernels_timing(profile)
-    words, outcome = _pace_words(issue, kernels, PACE_MARGIN)
-    who = f"The GPU's dispatches alone take {kernels.text()} against Python's {issue.text()}: {words}."
-    return timing.Verdict(f"{where} {issuing} {who}", outcome)
+    who = (f"The GPU's dispatches alone take {kernels.text()} against Python's {issue.text()}: a stream goes at "
+           "the slower side's pace, and Python's side moves by tens of percent from one run to the next, so which "
+           "side that is here holds for this run only.")
+    return f"{where} {issuing} {who}"
 
 
 def stream_start(profile: dict) -> str:
