@@ -323,7 +323,9 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
                                   ("JAX jit(lax.scan) 784-128-10 SGD, precision default", "JAX, default precision (TF32)"),
                                   ("PyTorch CUDA graph whole epoch", "PyTorch, the epoch in one CUDA graph"),
                                   ("PyTorch eager 784-128", "PyTorch eager"))),
-                           (800, (("JAX jit(lax.scan) 784-800-10 Momentum, fp32", "JAX, fp32"),))):
+                           (800, (("JAX jit(lax.scan) 784-800-10 Momentum, fp32", "JAX, fp32"),
+                                  ("JAX jit(lax.scan) 784-800-10 Momentum, precision default",
+                                   "JAX, default precision (TF32)")))):
         best = bench_fused.fastest_glsl(fused, hidden) if fused else None
         if best is None:
             continue
