@@ -23,8 +23,8 @@ def _extra(ctx) -> dict:
 
 
 def staging_buffer(ctx, nbytes: int, which: str = "staging"):
-    """The context's staging buffer, at least `nbytes` long: the only buffer the CPU reads or writes
-    (which="read later": the second one, GPUArray.read_later's).
+    """One of the context's two staging buffers, at least `nbytes` long: the only buffers the CPU reads or
+    writes. which="staging" is the one GPUArray.read and write go through; "read later" is GPUArray.read_later's.
 
     ModernGL reads a buffer by mapping it into the CPU's address space. After a few such reads the NVIDIA
     driver may move that buffer to memory the CPU reaches easily and the GPU slowly, and every later
@@ -161,10 +161,11 @@ class GPUArray:
 
     def read_later(self, first: int = 0, count: int | None = None) -> "PendingRead":
         """Queue the copy of `count` elements from `first` (default: the rest of the array) into the second
-        staging buffer and return at once; .result() reads them (one such read in flight at a time). The copy comes after every GPU command
-        queued before it, and only those: commands queued after read_later keep the GPU busy while the CPU
-        waits in result(). read() queues its copy and waits at once, so the GPU has nothing left to do
-        from the end of that copy until the CPU queues more (mlp.Trainer.run_epoch reads the losses this way)."""
+        staging buffer and return at once; .result() reads them (one such read in flight at a time). The
+        copy comes after every GPU command queued before it, and only those: commands queued after
+        read_later keep the GPU busy while the CPU waits in result(). read() queues its copy and waits at
+        once, so the GPU has nothing left to do from the end of that copy until the CPU queues more
+        (mlp.Trainer.run_epoch reads the losses this way)."""
         count = self.size - first if count is None else int(count)
         if first < 0 or count < 1 or first + count > self.size:
             raise ValueError(f"GPUArray {self.name!r} holds {self.size} elements; cannot read {count} at {first}")
