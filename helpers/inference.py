@@ -153,10 +153,10 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
           repeat: int = 15) -> list[dict]:
     """Per batch size: upload, kernel, readback and end-to-end seconds on the GPU, and NumPy's forward.
 
-    Before each size a warm-up by time (timing.warm_up, the biggest batch's work: the rounds of a small batch
-    leave the GPU mostly idle, and an idle GPU's clock falls within a second), then `repeat` rounds of that
-    size, each round taking every phase once in turn (interleaved, so drift falls on all alike). Each row holds the medians under the phase names and
-    the whole distributions under "timings" ({phase: timing.Timing}). upload and readback: wall clock around
+    Before each size a warm-up by time (timing.warm_up, the biggest batch's work, so every size starts from
+    the same state), then `repeat` rounds of that size, each round taking every phase once in turn
+    (interleaved, so drift falls on all alike). Each row holds the medians under the phase names and the
+    whole distributions under "timings" ({phase: timing.Timing}). upload and readback: wall clock around
     the call and a ctx.finish(); kernel: `clock` (GPU timer query where trustworthy); total: one wall-clock
     round of upload, dispatch, read and argmax; numpy: reference.forward + argmax on the same rows (float32).
     X_float: the float32 rows NumPy uses when fwd is packed (X holds the packed words).

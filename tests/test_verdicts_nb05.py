@@ -40,33 +40,6 @@ def _percents(text):
     return [(-1 if before.endswith("less ") else 1) * int(n) for before, n in re.findall(r"(less )?(\d+) %", head)]
 
 
-def test_pace_gpu_when_its_dispatches_take_clearly_longer_than_issuing():
-    v = profile.pace(issue=T(20), step=T(40), kernels=T(44))
-    assert v.outcome == profile.GPU_PACE and "the GPU sets the pace" in v and "Python sets" not in v
-
-
-def test_pace_python_when_issuing_takes_clearly_longer_than_the_dispatches():
-    v = profile.pace(issue=T(30), step=T(30.5), kernels=T(18))
-    assert v.outcome == profile.PYTHON_PACE and "Python sets the pace" in v and "GPU sets" not in v
-
-
-@pytest.mark.parametrize("issue, kernels, outcome", [
-    (30.0, 35.0, profile.TOO_CLOSE),     # the GPU 17 % slower: inside the 20 % margin
-    (30.0, 37.0, profile.GPU_PACE),      # 23 %: beyond it
-    (35.0, 30.0, profile.TOO_CLOSE),
-    (37.0, 30.0, profile.PYTHON_PACE),
-])
-def test_pace_either_side_of_its_margin(issue, kernels, outcome):
-    assert profile.pace(issue=T(issue), step=T(max(issue, kernels)), kernels=T(kernels)).outcome == outcome
-
-
-@pytest.mark.parametrize("issue, step, kernels", [(37.7, 43.0, 40.4), (44.9, 44.7, 40.2), (39.5, 41.7, 40.1)])
-def test_pace_too_close_for_a_python_step_within_a_fifth_of_its_kernels(issue, step, kernels):
-    # three H100 runs of notebook 05's six-dispatch step: Python's issue time moved by 19 % between runs
-    v = profile.pace(issue=T(issue), step=T(step), kernels=T(kernels))
-    assert v.outcome == profile.TOO_CLOSE and "too close to call" in v and "sets the pace" not in v
-
-
 def test_step_account_shares_add_to_a_hundred_with_a_gap_between_dispatches():
     prof = _profile(step=60.0, kernels=(10.0, 10.0, 10.0), empty=2.0, issue=20.0)
     text = profile.step_account(prof)

@@ -19,13 +19,6 @@ def T(median_us, spread=0.01):
     return timing.Timing(tuple(m * (1 + spread * k) for k in (-1, -0.5, 0, 0.5, 1)))
 
 
-def test_step_bound_has_three_outcomes():
-    assert limits.step_bound(T(10), T(22), T(18.6)).outcome == "the GPU sets the pace"
-    assert limits.step_bound(T(29.5), T(30), T(18.6)).outcome == "Python sets the pace"
-    close = limits.step_bound(T(22), T(22.5), T(21.5))
-    assert close.outcome == "too close to call" and "bounds" not in close
-
-
 def test_uniform_cost_on_each_side():
     changed = limits.uniform_cost(T(28.0), T(25.0), T(24.9))
     assert changed.outcome == "changing costs" and "3.0 µs" in changed

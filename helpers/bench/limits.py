@@ -124,12 +124,6 @@ def datasheet(card: str) -> dict | None:
     return None if row is None else dict(zip(("hbm", "fp32", "sms", "source"), row))
 
 
-def step_bound(issue, step, kernels) -> "timing.Verdict":
-    """Who sets the pace of a step (three outcomes, from Timings): profile.pace."""
-    from .profile import pace
-    return pace(issue, step, kernels)
-
-
 NOISY = 0.10   # streams of steps: medians closer than 10 % are never called different (timing.compare's margin)
 
 

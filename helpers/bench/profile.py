@@ -248,38 +248,6 @@ def share_text(part: float, whole: float) -> str:
     return f"{value + 0} %"
 
 
-PYTHON_PACE, GPU_PACE, TOO_CLOSE = "Python sets the pace", "the GPU sets the pace", "too close to call"
-PACE_MARGIN = 0.2   # Python's issue time moves by tens of percent between runs (CPU clock, caches): a call
-                    # on who sets the pace needs one side ahead by more than that, or it flips on a second run
-
-
-def pace(issue: timing.Timing, step: timing.Timing, kernels: timing.Timing,
-         margin: float = PACE_MARGIN) -> timing.Verdict:
-    """Who sets the pace of steps in a stream (three outcomes). issue: Python's time to issue a step; step:
-    a step in the same stream, the wall clock until the GPU is done; kernels: the GPU's time for the step's
-    dispatches alone (timer queries). A stream runs at the pace of the slower side, so the two sides are
-    compared with each other: the GPU sets the pace when its dispatches take longer than Python's issue time
-    beyond the noise and by more than `margin`; Python sets it the other way round; anything closer is too
-    close to call, and then either side can hold up a step."""
-    figures = (f"Python issues a step in {issue.text()}, a step in the stream takes {step.text()} and the GPU's "
-               f"dispatches alone {kernels.text()}")
-    words, outcome = _pace_words(issue, kernels, margin)
-    return timing.Verdict(f"{figures}: {words}", outcome)
-
-
-def _pace_words(issue: timing.Timing, kernels: timing.Timing, margin: float) -> tuple[str, str]:
-    """pace's judgement without its figures: (words, outcome)."""
-    outcome = timing.compare(issue, kernels, margin)
-    if outcome == timing.A_FASTER:
-        return (f"Python is done {kernels.median / issue.median:.2g}× sooner than the GPU and waits, so {GPU_PACE}",
-                GPU_PACE)
-    if outcome == timing.B_FASTER:
-        return (f"the GPU needs {issue.median / kernels.median:.2g}× less than Python takes to issue the step and "
-                f"waits, so {PYTHON_PACE}", PYTHON_PACE)
-    return (f"Python and the GPU are within {100 * margin:.3g} % of each other, {TOO_CLOSE}; either side can hold "
-            "up a step", TOO_CLOSE)
-
-
 def kernels_timing(profile: dict) -> timing.Timing:
     """The step's dispatches, each timed alone, added up: a Timing whose samples are the sums of the kernels'
     interleaved samples taken in the same round."""
@@ -304,7 +272,7 @@ def step_account(profile: dict, what: str = "a step") -> str:
     add to 100 %; what Python spends issuing it, call by call; and the GPU's dispatches alone against
     Python's issue time, with no verdict on who sets the pace: Python's issue time moved from 29 to 49 µs
     between three runs of notebook 05 on one H100 (2026-11-27) against the GPU's 40 µs, and from 10 to 17 µs
-    in notebook 08 against 20 µs, so any threshold flipped between runs (profile.pace judges one run)."""
+    in notebook 08 against 20 µs, so a verdict with any threshold flipped between runs."""
     fixed = profile["empty"] * profile["dispatches_per_step"]
     step = profile["step"]
     parts = step_shares(step, profile["kernel_total"], fixed)
