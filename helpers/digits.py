@@ -265,8 +265,8 @@ def split_verdict(upload: Timing, kernel: Timing, readback: Timing) -> Verdict:
         tail = (f"the kernel took longer than the two transfers together ({transfers.text()}), "
                 f"{kernel.median / transfers.median:.2g}× their time")
     else:
-        tail = (f"the kernel and the two transfers together ({transfers.text()}) take the same time within the "
-                "noise we measured")
+        tail = (f"the kernel and the two transfers together ({transfers.text()}) are "
+                f"{timing.the_same(kernel, transfers)}")
     return Verdict(f"{head}: {tail}", {A_FASTER: TRANSFERS_LONGER, B_FASTER: KERNEL_LONGER, SAME: SAME}[outcome])
 
 

@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 
-from .timing import MARGIN, Verdict, overlap, typical_above
+from .timing import MARGIN, SAME_WITHIN_NOISE, Verdict, overlap, typical_above
 
 QUERY = "clocks.sm,clocks.max.sm,utilization.gpu"  # MHz now, the highest MHz, % of the last period busy
 
@@ -112,8 +112,8 @@ def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
     slower = slow.median / fast.median
     if not typical_above(slow, fast):
         if overlap(slow, fast):
-            return Verdict(f"the two kinds of epoch take the same time within the noise ({slow.text()} and "
-                           f"{fast.text()}): there is no gap to explain", NO_GAP)
+            return Verdict(f"the two kinds of epoch ({slow.text()} and {fast.text()}) are {SAME_WITHIN_NOISE}: "
+                           "there is no gap to explain", NO_GAP)
         return Verdict(f"a typical epoch of the slower kind ({slow.text()}) takes at most {100 * MARGIN:.3g} % longer "
                        f"than the faster kind's 80th percentile ({fast.text()}), within what we call the same: there "
                        "is no gap to explain", NO_GAP)

@@ -271,9 +271,9 @@ GPU_FROM, NUMPY_EVERYWHERE = "gpu ahead from a batch size", "numpy ahead or leve
 
 def crossover_sentence(rows: list[dict]) -> timing.Verdict:
     """Where the GPU's total beats NumPy beyond the noise (and HOST_MARGIN) from that batch size on; the
-    batch sizes where neither is ahead are named, those where the bands overlap (the same within the noise)
-    apart from those where they part by less than HOST_MARGIN, with the ratio of the medians at the largest
-    of them. Outcome GPU_FROM or NUMPY_EVERYWHERE."""
+    batch sizes where neither is ahead are named in timing.the_same's words, those where the bands overlap
+    (the same within the noise we measured) apart from those where they part by less than HOST_MARGIN, with
+    the ratio of the medians at the largest of them. Outcome GPU_FROM or NUMPY_EVERYWHERE."""
     level = [r for r in rows if ahead(r) == timing.SAME]
     tail = ""
     if level:
@@ -284,9 +284,9 @@ def crossover_sentence(rows: list[dict]) -> timing.Verdict:
         sizes = lambda rs: ", ".join(str(r["batch"]) for r in rs)                    # noqa: E731
         noisy = [r for r in level if timing.overlap(*_gpu_and_numpy(r))]
         close = [r for r in level if r not in noisy]
-        said = ([f"at {sizes(noisy)} images the two are the same within the noise measured"] if noisy else []) + \
-               ([f"at {sizes(close)} images they differ by less than {must}"] if close else [])
-        tail = f" ({'; '.join(said)}; at {last['batch']} {way}" + (")" if close else f", inside {must})")
+        said = ([f"at {sizes(noisy)} images the two are {timing.SAME_WITHIN_NOISE}"] if noisy else []) + \
+               [f"at {r['batch']} images they are {timing.apart(*_gpu_and_numpy(r), HOST_MARGIN)}" for r in close]
+        tail = f" ({'; '.join(said)}; at {last['batch']} {way}, inside {must})"
     where = crossover(rows)
     if where:
         return timing.Verdict(f"the GPU is ahead of NumPy from a batch of {where}{tail}", GPU_FROM)
@@ -323,7 +323,6 @@ def mapped_output_verdict(unmapped: timing.Timing, mapped: timing.Timing) -> tim
     if outcome == timing.B_FASTER:
         return timing.Verdict(head + ": the mapped buffer was faster beyond the noise; this driver's placement "
                               "rules are not documented.", MAPPED_FASTER)
-    same = ("the same within the noise measured" if timing.overlap(unmapped, mapped) else
-            f"within the {100 * (MAPPED_SLOWER - 1):.3g} % we call the same")
+    same = timing.the_same(unmapped, mapped, MAPPED_SLOWER - 1)
     return timing.Verdict(head + f": {same}, so this driver left it in place this time (its placement rules are not "
                           "documented).", IN_PLACE)

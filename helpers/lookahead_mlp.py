@@ -127,7 +127,7 @@ MARGIN = 0.10   # one dispatch a step against two: medians closer than 10 % are 
 def one_against_two(lookahead: timing.Timing, fused: timing.Timing, where: str = "here") -> timing.Verdict:
     """The lookahead epoch (one dispatch a step) against the fused epoch (two), measured interleaved (or two
     rows of one benchmark run): timing.versus with a margin of MARGIN. Outcome: A faster (lookahead), B
-    faster (fused), or the same within the noise."""
+    faster (fused), or called the same (timing.the_same's words)."""
     v = timing.versus(lookahead, fused, f"the lookahead epoch {where}", "the fused epoch", MARGIN)
     words = {timing.A_FASTER: "one dispatch a step beat two", timing.B_FASTER: "one dispatch a step did not beat two",
              timing.SAME: "neither is faster by a margin this measurement can show"}[v.outcome]
@@ -208,6 +208,6 @@ def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
     if outcome == timing.B_FASTER:
         return timing.Verdict(f"{head}: the whole costs {together.median / added.median:.2f}× the sum of its parts, "
                               "so together the kinds cost more than alone", MORE_THAN_THE_SUM)
-    same = "within the noise" if timing.overlap(together, added) else timing.apart(together, added, margin)
+    same = timing.the_same(together, added, margin)
     return timing.Verdict(f"{head}: the whole costs about the sum of its parts ({same}), as if the kinds ran one "
                           "after another", ABOUT_THE_SUM)

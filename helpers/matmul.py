@@ -295,7 +295,8 @@ def _sizes(sizes) -> str:
 def splitk_verdict(timings: dict) -> timing.Verdict:
     """Split-K judged size by size from distributions: timings {n: (matmul_6's Timing, matmul_8's Timing)} at
     the sizes where it cut k into pieces. Outcome A_FASTER (split-K faster at every size), B_FASTER (slower
-    at every size), SAME (the same within the noise at every size) or "mixed"; each size is named on its side."""
+    at every size), SAME (called the same at every size, in timing.the_same's words) or "mixed"; each size is
+    named on its side."""
     if not timings:
         return timing.Verdict("At no size did split-K cut k into pieces: there it is matmul_6.", timing.SAME)
     side = {n: timing.compare(t8, t6) for n, (t6, t8) in sorted(timings.items())}
@@ -318,10 +319,8 @@ def splitk_verdict(timings: dict) -> timing.Verdict:
                      "cost more than the idle SMs")
     if level:
         parts.append(f"at {_sizes(level)} ({', '.join(f'{ratio[n]:.2f}×' for n in level)}) split-K and matmul_6 "
-                     "take the same time within the noise measured")
-    if close:
-        parts.append(f"at {_sizes(close)} ({', '.join(f'{ratio[n]:.2f}×' for n in close)}) they are apart by less "
-                     f"than the {100 * timing.MARGIN:.3g} % we call the same")
+                     f"are {timing.SAME_WITHIN_NOISE}")
+    parts += [f"at {n}³ split-K and matmul_6 are {timing.apart(*timings[n])}" for n in close]
     outcomes = set(side.values())
     text = "; ".join(parts)
     return timing.Verdict(text[0].upper() + text[1:] + ".", outcomes.pop() if len(outcomes) == 1 else "mixed")

@@ -39,8 +39,8 @@ HEADLINE_ROWS = 12
 def against(ours, theirs) -> str:
     """'1.4× faster' / '2.9× slower': our time against theirs (seconds, or timing.Timing with its band), with
     three figures while the two are close. Given two Timings that timing.compare calls the same, it reads
-    'the same within the noise (1.02×)' where their bands overlap, '1.03× apart, within the 5 % we call the
-    same' where they do not."""
+    as timing.the_same: 'the same within the noise we measured (1.02×)' where their bands overlap (the ratio
+    of the medians added), '1.03× apart, within the 5 % we call the same' where they do not."""
     both = isinstance(ours, timing.Timing) and isinstance(theirs, timing.Timing)
     same = both and timing.compare(ours, theirs) == timing.SAME
     if same and not timing.overlap(ours, theirs):
@@ -51,7 +51,7 @@ def against(ours, theirs) -> str:
     ratio = max(ours, theirs) / min(ours, theirs)
     figures = f"{ratio:.3g}" if ratio < 1.1 else f"{ratio:.2g}"
     if same:
-        return f"the same within the noise ({figures}×)"
+        return f"{timing.SAME_WITHIN_NOISE} ({figures}×)"
     return "as fast" if figures in ("1", "1.00") else f"{figures}× {'faster' if ours < theirs else 'slower'}"
 
 

@@ -175,7 +175,7 @@ def measure_interleaved(samples: dict, repeat: int = 30, warmup: float | None = 
 
 def compare(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     """A_FASTER, B_FASTER or SAME: A is faster only when its 20–80 % band lies wholly below B's and B's
-    median is more than `margin` above A's (and B likewise); otherwise the same within the noise."""
+    median is more than `margin` above A's (and B likewise); otherwise SAME (the_same() gives its words)."""
     if a.high < b.low and b.median > a.median * (1 + margin):
         return A_FASTER
     if b.high < a.low and a.median > b.median * (1 + margin):
@@ -214,21 +214,31 @@ def apart(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     return f"{ratio:.2f}× apart, within the {100 * margin:.3g} % we call the same"
 
 
+SAME_WITHIN_NOISE = "the same within the noise we measured"   # the_same()'s words where the bands overlap
+
+
+def the_same(a: Timing, b: Timing, margin: float = MARGIN) -> str:
+    """The words for two timings that compare() calls the same, one wording for each of its two reasons:
+    'the same within the noise we measured' where their 20–80 % bands overlap, and apart()'s
+    '1.30× apart, within the 50 % we call the same' where they do not (the medians closer than `margin`).
+    Reads after 'are': 'A (12 µs (11–13)) and B (12.5 µs (12–13)) are the same within the noise we measured',
+    'A (10 µs (10–10)) and B (10.4 µs (10.4–10.4)) are 1.04× apart, within the 5 % we call the same'."""
+    return SAME_WITHIN_NOISE if overlap(a, b) else apart(a, b, margin)
+
+
 def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGIN) -> Verdict:
     """A sentence comparing two timings, with compare()'s outcome: 'A (…) is 1.4× faster than B (…)', the
-    other way round, or, when it calls them the same, 'A (…) and B (…) take the same time within the noise
-    we measured' where their bands overlap, and 'A (…) and B (…) are 1.04× apart, within the 5 % we call
-    the same' where they do not (the bands apart, the medians closer than `margin`)."""
+    other way round, or, when it calls them the same, 'A (…) and B (…) are ' and the_same()'s words: 'the
+    same within the noise we measured' where their bands overlap, '1.04× apart, within the 5 % we call the
+    same' where they do not (the bands apart, the medians closer than `margin`)."""
     outcome = compare(a, b, margin)
     both = f"{name_a} ({a.text()}) and {name_b} ({b.text()})"
     if outcome == A_FASTER:
         text = f"{name_a} ({a.text()}) is {b.median / a.median:.2g}× faster than {name_b} ({b.text()})"
     elif outcome == B_FASTER:
         text = f"{name_b} ({b.text()}) is {a.median / b.median:.2g}× faster than {name_a} ({a.text()})"
-    elif overlap(a, b):
-        text = f"{both} take the same time within the noise we measured"
     else:
-        text = f"{both} are {apart(a, b, margin)}"
+        text = f"{both} are {the_same(a, b, margin)}"
     return Verdict(text, outcome)
 
 

@@ -169,8 +169,7 @@ def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: f
     more = "more" if dropout_s >= 0 else "less"
     head = (f"With dropout and max-norm an epoch took {regularised.text()} against {plain.text()} without "
             f"({100 * extra:+.0f} %")
-    head += (")" if outcome != timing.SAME else ", the same within the noise we measured)" if timing.overlap(regularised, plain)
-             else f", within the {100 * timing.MARGIN:.3g} % we call the same)")
+    head += ")" if outcome != timing.SAME else f", {timing.the_same(regularised, plain)})"
     return timing.Verdict(f"{head}: per step the dropout shaders take {1e6 * abs(dropout_s):.1f} µs {more} than the "
                           f"plain pair, and the max-norm dispatch {1e6 * maxnorm_s:.1f} µs", outcome)
 

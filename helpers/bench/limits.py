@@ -144,11 +144,11 @@ def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict
                               f"uniform would give {numbers}: something else moved them, so the uniform's cost is "
                               "not resolved here", "not resolved")
     if timing.overlap(same, changing) and timing.overlap(bare, same):
-        return timing.Verdict(f"the step uniform has no cost we can measure in a stream: the three take the same "
-                              f"time within the noise {numbers}", "no measurable cost")
-    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: writing it and changing its "
-                          f"value each add no more than the {100 * margin:.3g} % we call the same {numbers}",
-                          "no measurable cost")
+        return timing.Verdict(f"the step uniform has no cost we can measure in a stream: the three are "
+                              f"{timing.SAME_WITHIN_NOISE} {numbers}", "no measurable cost")
+    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: with and without writing it "
+                          f"a step's times are {timing.the_same(bare, same, margin)}; with its value changing and "
+                          f"not, {timing.the_same(same, changing, margin)} {numbers}", "no measurable cost")
 
 
 def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
@@ -164,10 +164,7 @@ def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
     if outcome == timing.B_FASTER:
         return timing.Verdict(head + "longer than with them, beyond the noise, so the barriers cost nothing we can "
                               "measure here and something else set the step's time", "no barrier cost")
-    if timing.overlap(loose, bare):
-        return timing.Verdict(head + "the same within the noise we measured, so the barriers cost no more than that "
-                              "noise here", timing.SAME)
-    return timing.Verdict(head + f"{timing.apart(loose, bare, margin)}, so the barriers cost no more than that "
+    return timing.Verdict(head + f"{timing.the_same(loose, bare, margin)}, so the barriers cost no more than that "
                           "here", timing.SAME)
 
 
@@ -198,9 +195,8 @@ def bytes_against_time(bytes_ratio: float, split, fused, margin: float = NOISY) 
         words = (f"it takes {split.text()} against {fused.text()}, longer: what the split adds costs more than the "
                  "bytes it saves")
     else:
-        words = (f"it takes {split.text()} against {fused.text()}, the same within the noise: fewer bytes, no less "
-                 "time" if timing.overlap(split, fused) else f"it takes {split.text()} against {fused.text()}, "
-                 f"{timing.apart(split, fused, margin)}: fewer bytes, no time saved beyond that")
+        words = (f"it takes {split.text()} against {fused.text()}, {timing.the_same(split, fused, margin)}: fewer "
+                 "bytes, no time saved beyond that")
     return timing.Verdict(head + words, outcome)
 
 

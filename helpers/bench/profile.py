@@ -313,10 +313,8 @@ def stream_start(profile: dict) -> str:
     if outcome == timing.B_FASTER:
         return (f"{head}: the short stream issued its steps faster beyond the noise, so here a short stream "
                 "understates what a step costs to issue in an epoch-long one")
-    if timing.overlap(long_, short):
-        return f"{head}: the same within the noise, so the start of a stream costs nothing we can measure"
-    return (f"{head}: {timing.apart(long_, short)}, so the start of a stream costs nothing we can measure beyond "
-            "that")
+    return (f"{head}: {timing.the_same(long_, short)}, so the start of a stream costs nothing we can measure "
+            "beyond that")
 
 
 EPOCH_PARTS = {"arithmetic": "kernel", "fixed": "dispatch", "rest": "between dispatches"}   # step_shares -> epoch
@@ -486,7 +484,7 @@ def mapped_read_verdict(worst_name: str, worst: float, none, staged, mapped, mar
     1.04× in one run and 1.35× in the next), so a verdict on them would flip between runs. It claims nothing
     about where the driver put the buffers, which no GL call reports."""
     outcome = timing.compare(none, staged, margin)
-    same = "the same within the noise" if timing.overlap(none, staged) else timing.apart(none, staged, margin)
+    same = timing.the_same(none, staged, margin)
     words = {timing.A_FASTER: "slower", timing.B_FASTER: "faster"}.get(outcome, same)
     return timing.Verdict(
         f"after staged reads a step's kernels took {staged.text()}, {staged.median / none.median:.2f}× their time "
