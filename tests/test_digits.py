@@ -293,7 +293,9 @@ def test_split_verdict_on_all_three_sides():
     kernel_longer = digits.split_verdict(_t(10, 11, 12), _t(900, 1000, 1100), _t(5, 6, 7))
     assert kernel_longer.outcome == digits.KERNEL_LONGER and "the kernel took longer" in kernel_longer
     same = digits.split_verdict(_t(10, 20, 30), _t(25, 40, 60), _t(5, 10, 15))
-    assert same.outcome == timing.SAME and "the same time within the noise" in same
+    assert same.outcome == timing.SAME and same.endswith("are the same within the noise we measured")
+    apart = digits.split_verdict(_t(10, 10, 10), _t(20.6, 20.6, 20.6), _t(10, 10, 10))   # bands apart, 3 % < 5 %
+    assert apart.outcome == timing.SAME and apart.endswith("are 1.03× apart, within the 5 % we call the same")
 
 
 def test_split_times_each_part_in_turn(ctx):

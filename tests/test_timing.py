@@ -87,7 +87,7 @@ def test_versus_sentences_match_their_outcome():
     v = timing.versus(slow, fast, "unfused", "fused")
     assert v.outcome == B_FASTER and v.startswith("fused (") and "2× faster than unfused" in v
     v = timing.versus(fast, spread(1.01e-3, 0.97e-3, 1.05e-3), "fused", "unfused")
-    assert v.outcome == SAME and "the same time within the noise we measured" in v and "faster" not in v
+    assert v.outcome == SAME and v.endswith("are the same within the noise we measured") and "faster" not in v
 
 
 @pytest.mark.parametrize("a, b, overlaps", [
@@ -110,11 +110,22 @@ def test_versus_same_with_bands_apart_says_how_far_and_the_margin():
     assert v.outcome == SAME and v.endswith("are 1.03× apart, within the 5 % we call the same")
 
 
-@pytest.mark.parametrize("b, said", [(spread(1.03, 1.0, 1.06), "take the same time within the noise we measured"),
+@pytest.mark.parametrize("b, said", [(spread(1.03, 1.0, 1.06), "are the same within the noise we measured"),
                                      (spread(1.03, 1.011, 1.06), "are 1.03× apart, within the 5 % we call the same")])
 def test_versus_same_either_side_of_the_bands_touching(b, said):
     v = timing.versus(spread(1.0, 0.99, 1.01), b, "a", "b")
     assert v.outcome == SAME and v.endswith(said)
+
+
+@pytest.mark.parametrize("a, b, margin, said", [
+    (spread(1.0, 0.99, 1.01), spread(1.03, 1.0, 1.06), 0.05, "the same within the noise we measured"),  # bands touch
+    (spread(1.03, 1.0, 1.06), spread(1.0, 0.99, 1.01), 0.05, "the same within the noise we measured"),  # either order
+    (spread(1.0, 0.99, 1.01), spread(1.03, 1.011, 1.06), 0.05, "1.03× apart, within the 5 % we call the same"),
+    (spread(5.33, 4.93, 5.56), spread(4.1, 3.87, 4.58), 0.5, "1.30× apart, within the 50 % we call the same")])
+def test_the_same_says_noise_where_the_bands_overlap_and_the_margin_where_they_do_not(a, b, margin, said):
+    assert timing.compare(a, b, margin) == SAME          # only ever said of two timings compare() calls the same
+    assert timing.the_same(a, b, margin) == said
+    assert ("noise" in said) is timing.overlap(a, b) and ("we call the same" in said) is not timing.overlap(a, b)
 
 
 def test_warm_up_runs_for_its_time_and_at_least_once():

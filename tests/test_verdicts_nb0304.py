@@ -26,15 +26,17 @@ def test_splitk_verdict_all_slower():
 
 def test_splitk_verdict_same_within_noise():
     v = matmul.splitk_verdict({1024: (t(1.0), t(1.02))})
-    assert v.outcome == timing.SAME and "same time within the noise" in v and "pays" not in v
+    assert v.outcome == timing.SAME and "are the same within the noise we measured" in v and "pays" not in v
 
 
 def test_splitk_verdict_same_says_noise_only_where_the_bands_overlap():
     """1.04× with narrow bands: inside the 5 % margin, the bands apart: not 'within the noise'."""
     v = matmul.splitk_verdict({1024: (t(1.0, 0.002), t(1.04, 0.002))})
-    assert v.outcome == timing.SAME and "within the noise" not in v and "less than the 5 % we call the same" in v
+    assert v.outcome == timing.SAME and "within the noise" not in v
+    assert v == "At 1024³ split-K and matmul_6 are 1.04× apart, within the 5 % we call the same."
     both = matmul.splitk_verdict({512: (t(1.0), t(1.02)), 1024: (t(1.0, 0.002), t(1.04, 0.002))})
-    assert "At 512³ (0.98×) split-K and matmul_6 take the same time within the noise" in both and "at 1024³" in both
+    assert both == ("At 512³ (0.98×) split-K and matmul_6 are the same within the noise we measured; at 1024³ "
+                    "split-K and matmul_6 are 1.04× apart, within the 5 % we call the same.")
 
 
 def test_splitk_verdict_mixed_names_each_side():
@@ -66,7 +68,7 @@ def test_rung_verdict_three_sides():
     slower = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 4096, t(1.1), t(1.0))
     assert slower.outcome == timing.B_FASTER and "matmul_6_subgroup (" in slower.split("faster")[0]
     level = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 4096, t(1.0), t(1.03))
-    assert level.outcome == timing.SAME and "same time within the noise" in level
+    assert level.outcome == timing.SAME and "are the same within the noise we measured" in level
 
 
 def test_shared_bound_verdict_three_sides():
@@ -143,23 +145,25 @@ def test_crossover_of_two_h100_runs_is_one_verdict(gpu, numpy, says):
 def test_crossover_level_rows_say_noise_only_where_the_bands_overlap(numpy, noise):
     v = inference.crossover_sentence([sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, numpy)])
     assert v.outcome == inference.NUMPY_EVERYWHERE
-    assert ("at 10 images the two are the same within the noise measured" in v) is noise
-    assert ("at 10 images they differ by less than the 1.5× a round trip through host memory must beat" in v) is not noise
+    assert ("at 10 images the two are the same within the noise we measured" in v) is noise
+    assert ("at 10 images they are 1.25× apart, within the 50 % we call the same" in v) is not noise
+    assert "inside the 1.5× a round trip through host memory must beat)" in v
 
 
 def test_crossover_names_both_kinds_of_level_rows():
     v = inference.crossover_sentence([sweep_row(10, 2.0, 2.01), sweep_row(100, 2.0, 2.5), sweep_row(1000, 2.0, 9.0)])
     assert v.outcome == inference.GPU_FROM
-    assert ("(at 10 images the two are the same within the noise measured; at 100 images they differ by less than "
-            "the 1.5× a round trip through host memory must beat; at 100 the GPU's median is 1.25× lower)") in v
+    assert ("(at 10 images the two are the same within the noise we measured; at 100 images they are 1.25× apart, "
+            "within the 50 % we call the same; at 100 the GPU's median is 1.25× lower, inside the 1.5× a round trip "
+            "through host memory must beat)") in v
 
 
 @pytest.mark.parametrize("mapped, noise", [(1.04e-5, True), (1.06e-5, False)])   # bands 0.976–1.024 and ±2.4 %
 def test_mapped_output_in_place_says_noise_only_where_the_bands_overlap(mapped, noise):
     v = inference.mapped_output_verdict(unmapped=t(1e-5), mapped=t(mapped))
     assert v.outcome == inference.IN_PLACE and "left it in place" in v
-    assert ("the same within the noise measured" in v) is noise
-    assert ("within the 20 % we call the same" in v) is not noise
+    assert ("the same within the noise we measured, so this driver left it in place" in v) is noise
+    assert ("1.06× apart, within the 20 % we call the same, so this driver left it in place" in v) is not noise
 
 
 def test_crossover_needs_the_gpu_ahead_at_every_larger_batch():

@@ -151,7 +151,8 @@ def test_loop_slowdown_same_says_noise_only_where_the_bands_overlap():
     level = fused_mlp.loop_slowdown(T(29.4), T(29.2))
     apart = fused_mlp.loop_slowdown(T(31.5, 0.001), T(29.2, 0.001))   # 1.08×, bands apart, inside 15 %
     assert level.outcome == apart.outcome == timing.SAME
-    assert "within the noise" in level and "within the noise" not in apart and "margin we call the same" in apart
+    assert "1.01× at the median, the same within the noise we measured)" in level
+    assert "within the noise" not in apart and "margin we call the same" in apart
 
 
 def test_loop_slowdown_two_modes_are_slower_with_the_fast_epochs_named():
@@ -258,8 +259,8 @@ def test_budget_sentence_either_side_of_the_budget(longest, budget, words):
 @pytest.mark.parametrize("regularised, plain, outcome, words", [
     (67.3, 52.5, bench_dropout.COSTS_MORE, ["+28 %", "30.5 µs more"]),
     (49.0, 52.5, bench_dropout.COSTS_LESS, ["-7 %", "30.5 µs more"]),
-    (53.0, 52.5, timing.SAME, ["+1 %", "the same within the noise"]),              # bands overlap
-    (54.0, 52.5, timing.SAME, ["+3 %, within the 5 % we call the same)"])])       # bands apart, inside 5 %
+    (53.0, 52.5, timing.SAME, ["+1 %, the same within the noise we measured)"]),         # bands overlap
+    (54.0, 52.5, timing.SAME, ["+3 %, 1.03× apart, within the 5 % we call the same)"])])  # bands apart, inside 5 %
 def test_cost_sentence_on_all_sides(regularised, plain, outcome, words):
     v = bench_dropout.cost_sentence(T(regularised), T(plain), 30.5e-6, 6.9e-6)
     assert v.outcome == outcome and all(w in v for w in words) and "6.9 µs" in v

@@ -124,7 +124,7 @@ def _parts(chain, w1, q):
 
 @pytest.mark.parametrize("whole, outcome, words", [
     (13.2, lookahead_mlp.LESS_THAN_THE_SUM, "0.54× the sum of its parts, so the kinds run at least partly side by side"),
-    (12.0, lookahead_mlp.ABOUT_THE_SUM, "about the sum of its parts (within the noise), as if"),   # 5.00 against 5.00
+    (12.0, lookahead_mlp.ABOUT_THE_SUM, "about the sum of its parts (the same within the noise we measured), as if"),   # 5.00 against 5.00
     (14.0, lookahead_mlp.MORE_THAN_THE_SUM, "1.40× the sum of its parts, so together the kinds cost more than alone")])
 def test_whole_against_parts_on_all_three_sides(whole, outcome, words):
     floor = T(7.28e-3) if whole == 13.2 else T(7.0e-3)

@@ -146,9 +146,10 @@ def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict
     if timing.overlap(same, changing) and timing.overlap(bare, same):
         return timing.Verdict(f"the step uniform has no cost we can measure in a stream: the three are "
                               f"{timing.SAME_WITHIN_NOISE} {numbers}", "no measurable cost")
-    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: with and without writing it "
-                          f"a step's times are {timing.the_same(bare, same, margin)}; with its value changing and "
-                          f"not, {timing.the_same(same, changing, margin)} {numbers}", "no measurable cost")
+    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: with it written and without, a "
+                          f"step's times are {timing.the_same(bare, same, margin)}; with its value changing and the "
+                          f"same every time, they are {timing.the_same(same, changing, margin)} {numbers}",
+                          "no measurable cost")
 
 
 def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
