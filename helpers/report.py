@@ -44,7 +44,7 @@ def against(ours, theirs) -> str:
     both = isinstance(ours, timing.Timing) and isinstance(theirs, timing.Timing)
     same = both and timing.compare(ours, theirs) == timing.SAME
     if same and not timing.overlap(ours, theirs):
-        return timing.apart(ours, theirs)
+        return timing.the_same(ours, theirs)
     ours, theirs = (t.median if isinstance(t, timing.Timing) else t for t in (ours, theirs))
     if ours <= 0 or theirs <= 0:
         raise ValueError(f"times must be positive, got {ours} and {theirs}")
