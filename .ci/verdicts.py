@@ -6,7 +6,7 @@
 A run is notebooks executed in full by .ci/execute_notebooks.py on one card. The file keeps
 {"card": ..., "runs": [{"date": ..., "notebooks": [...], "verdicts": {"<notebook>/<id>": "<outcome>"}}, ...]};
 runs on another card, or in QUICK mode, are refused. A verdict whose outcome is not the same in every run
-of its notebook is a defect: measure it better, or let it say "the same within the noise"; so is a
+of its notebook is a defect: measure it better, or let it call the two the same (timing.the_same); so is a
 notebook with verdicts that fewer than three runs executed. Exit status 1 when either is found.
 """
 
