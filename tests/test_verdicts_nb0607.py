@@ -18,38 +18,31 @@ def T(ms, spread=0.01, n=9):
     return timing.Timing(tuple(ms * 1e-3 * (1 + spread * (2 * i / (n - 1) - 1)) for i in range(n)))
 
 
-# --- notebook 06, section 4: is an epoch mostly kernel time? ---------------------------------------------
+# --- notebook 06, section 4: how much of an epoch is kernel time, and how fusion moved it ------------------------
 
-@pytest.mark.parametrize("share, words, outcome", [(0.70, "mostly kernel time", fused_mlp.MOSTLY_KERNEL),
-                                                   (0.66, "mostly kernel time", fused_mlp.MOSTLY_KERNEL),
-                                                   (0.64, "about half", fused_mlp.ABOUT_HALF),
-                                                   (0.56, "about half", fused_mlp.ABOUT_HALF),
-                                                   (0.50, "about half", fused_mlp.ABOUT_HALF),
-                                                   (0.36, "about half", fused_mlp.ABOUT_HALF),
-                                                   (0.34, "mostly fixed costs", fused_mlp.MOSTLY_FIXED),
-                                                   (0.20, "mostly fixed costs", fused_mlp.MOSTLY_FIXED)])
-def test_kernel_share_either_side_of_half(share, words, outcome):
-    v = fused_mlp.kernel_share("fused", share)
-    assert words in v and f"{share:.0%}" in v and v.outcome == outcome
+def test_kernel_share_gives_figures_and_no_verdict():
+    """The share moves with the epoch's wall clock between runs (62 to 70 % for the fused trainer in six H100
+    runs), so its sentence gives the figures and no word that a threshold picks."""
+    v = fused_mlp.kernel_share("fused", 0.62, low=0.62, high=0.63)
+    assert v == "fused: kernels 62% (62%–63%) of the epoch" and not hasattr(v, "outcome")
+    assert fused_mlp.kernel_share("fused", 0.5) == "fused: kernels 50% of the epoch"
 
 
-def test_kernel_share_decides_from_its_band():
-    """A share of 70 % whose band reaches down to 62 % is not called mostly kernel time."""
-    v = fused_mlp.kernel_share("fused", 0.70, low=0.62, high=0.74)
-    assert v.outcome == fused_mlp.ABOUT_HALF and "62%–74%" in v
-    assert fused_mlp.kernel_share("fused", 0.30, low=0.28, high=0.349).outcome == fused_mlp.MOSTLY_FIXED
-    assert fused_mlp.kernel_share("fused", 0.30, low=0.28, high=0.36).outcome == fused_mlp.ABOUT_HALF
-
-
-@pytest.mark.parametrize("share, low, high", [(0.56, 0.56, 0.57), (0.54, 0.51, 0.55), (0.55, 0.53, 0.57)])
-def test_kernel_share_of_three_runs_of_the_fused_trainer_is_one_verdict(share, low, high):
-    # three H100 runs of notebook 06: a threshold at 55 % sat inside their spread and the verdict flipped
-    assert fused_mlp.kernel_share("fused", share, low, high).outcome == fused_mlp.ABOUT_HALF
-
-
-def test_kernel_share_at_half_is_not_called_mostly_fixed_costs():
-    """The verdict that said 'mostly fixed costs and waiting' of kernels at 50 % of the epoch."""
-    assert "mostly" not in fused_mlp.kernel_share("notebook 05's trainer", 0.50)
+@pytest.mark.parametrize("before, after, outcome", [
+    ((0.51, 0.50, 0.52), (0.62, 0.62, 0.63), fused_mlp.SHARE_ROSE),      # the six H100 runs of notebook 06
+    ((0.53, 0.51, 0.54), (0.70, 0.70, 0.70), fused_mlp.SHARE_ROSE),
+    ((0.46, 0.45, 0.48), (0.67, 0.67, 0.67), fused_mlp.SHARE_ROSE),
+    ((0.58, 0.57, 0.59), (0.68, 0.68, 0.68), fused_mlp.SHARE_ROSE),
+    ((0.58, 0.58, 0.58), (0.66, 0.66, 0.69), fused_mlp.SHARE_ROSE),
+    ((0.59, 0.58, 0.59), (0.70, 0.70, 0.70), fused_mlp.SHARE_ROSE),
+    ((0.60, 0.58, 0.62), (0.63, 0.62, 0.64), fused_mlp.SHARE_LEVEL),    # bands touch: level
+    ((0.60, 0.58, 0.62), (0.60, 0.59, 0.61), fused_mlp.SHARE_LEVEL),
+    ((0.60, 0.58, 0.62), (0.55, 0.54, 0.57), fused_mlp.SHARE_FELL)])
+def test_share_shift_on_each_side_of_the_bands(before, after, outcome):
+    v = fused_mlp.share_shift(before, after)
+    assert v.outcome == outcome
+    assert f"{before[0]:.0%} ({before[1]:.0%}–{before[2]:.0%})" in v and f"{after[0]:.0%}" in v
+    assert {fused_mlp.SHARE_ROSE: "raised", fused_mlp.SHARE_FELL: "lowered", fused_mlp.SHARE_LEVEL: "level"}[outcome] in v
 
 
 def test_kernel_share_refuses_a_share_outside_0_1():
@@ -69,27 +62,25 @@ def _prof(kernels_us=(12.9, 8.3), empty_us=2.3):
             "readback": 35e-6, "order_upload": 60e-6}
 
 
-@pytest.mark.parametrize("epoch_ms, outcome", [(10.0, fused_mlp.MOSTLY_KERNEL),   # 7.79 ms of 10: 78 %
-                                               (16.5, fused_mlp.ABOUT_HALF),      # of 16.5: 47 %
-                                               (30.0, fused_mlp.MOSTLY_FIXED)])   # of 30: 26 %
-def test_kernel_share_account_prints_every_figure_of_its_share(epoch_ms, outcome):
-    v = bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(epoch_ms))
-    assert v.outcome == outcome
+@pytest.mark.parametrize("epoch_ms, share", [(10.0, 0.78), (16.5, 0.47), (30.0, 0.26)])   # 7.79 ms of each
+def test_kernel_share_account_prints_every_figure_of_its_share(epoch_ms, share):
+    words, (value, low, high) = bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(epoch_ms))
     assert (f"(kernels 21.2 µs a step, less 2 × 2.3 µs of empty dispatch, × 469 steps: 7.79 ms of a "
-            f"{T(epoch_ms).text()} epoch)") in v
-    printed = int(re.search(r"kernels (\d+)%", v).group(1))                 # the share, rebuilt by hand
-    assert printed == round(100 * (21.2 - 2 * 2.3) * 469 / 1e3 / epoch_ms)
+            f"{T(epoch_ms).text()} epoch)") in words
+    printed = int(re.search(r"kernels (\d+)%", words).group(1))             # the share, rebuilt by hand
+    assert printed == round(100 * (21.2 - 2 * 2.3) * 469 / 1e3 / epoch_ms) == round(100 * share)
+    assert low <= value <= high and abs(value - share) < 0.01
 
 
 def test_kernel_share_account_names_a_kernel_no_longer_than_an_empty_dispatch():
-    v = bench_fused.kernel_share_account("fused", _Trainer(), _prof((12.9, 8.3, 2.0)), T(16.5))
-    assert "less 2 × 2.3 µs" in v and "1 kernel no longer than an empty dispatch counts nothing" in v
+    words, _ = bench_fused.kernel_share_account("fused", _Trainer(), _prof((12.9, 8.3, 2.0)), T(16.5))
+    assert "less 2 × 2.3 µs" in words and "1 kernel no longer than an empty dispatch counts nothing" in words
 
 
 def test_kernel_share_account_says_when_the_parts_overrun_the_epoch():
-    v = bench_fused.kernel_share_account("fused", _Trainer(), _prof((30.0, 20.0)), T(16.5))   # 21.4 ms of work
-    assert v.outcome == fused_mlp.MOSTLY_KERNEL and "more than its median, and the share is of that" in v
-    assert "more than its median" not in bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(16.5))
+    words, (share, _, _) = bench_fused.kernel_share_account("fused", _Trainer(), _prof((30.0, 20.0)), T(16.5))
+    assert share <= 1 and "more than its median, and the share is of that" in words
+    assert "more than its median" not in bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(16.5))[0]
 
 # --- notebook 06, question 2: which segment did fusion shrink? ----------------------------------------------
 
@@ -289,9 +280,11 @@ def test_shown_path_is_relative_to_the_repository():
     assert bench_dropout.shown(Path("/tmp/dropout-final-quick.json")) == "dropout-final-quick.json in the temporary folder"
 
 
-@pytest.mark.parametrize("blocked, plain, outcome", [(25.1, 26.2, timing.SAME),      # 4 %: inside the 10 % margin
+@pytest.mark.parametrize("blocked, plain, outcome", [(25.1, 26.2, timing.SAME),      # 4 %: inside the 15 % margin
                                                      (24.7, 26.0, timing.SAME),      # 5 %: a 5 % margin flipped here
-                                                     (23.0, 26.0, timing.A_FASTER)])  # 13 %: beyond it
+                                                     (16.0, 14.5, timing.SAME),      # 10 %: a 10 % margin flipped here
+                                                     (16.8, 14.5, timing.B_FASTER),  # 16 %: beyond it
+                                                     (22.0, 26.0, timing.A_FASTER)])  # 18 %: beyond it
 def test_layouts_are_called_different_only_beyond_the_layout_margin(blocked, plain, outcome):
     v = timing.versus(T(blocked), T(plain), "the blocked epoch", "the plain one", margin=fused_mlp.LAYOUT_MARGIN)
     assert v.outcome == outcome

@@ -454,17 +454,18 @@ def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) ->
 # Benchmark rows as verdicts (notebooks 06 and 09; tests/test_verdicts_nb0607.py)
 # ---------------------------------------------------------------------------------------------
 
-def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -> timing.Verdict:
+def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -> tuple:
     """fused_mlp.kernel_share of an epoch, with every figure it is computed from: the kernels' time a step
     (prof, from profile.profile_step: each kernel's median), less an empty dispatch's cost for each kernel
     that takes longer than one, times the epoch's steps (profile.epoch_phases' kernel phase), against the
-    epoch (its median; its band gives the share's band). Outcome: kernel_share's."""
+    epoch (its median; its band gives the share's band). Returns (the sentence, (share, low, high)), the
+    second for fused_mlp.share_shift."""
     phases = profile.epoch_phases(trainer, prof, epoch.median)
     kernel = phases["kernel"]
     total = sum(phases.values())                           # the epoch's median, unless the parts overrun it
     share = kernel / total
     low, high = min(share, kernel / epoch.high), max(share, min(1.0, kernel / epoch.low))
-    v = fused_mlp.kernel_share(name, share, low, high)
+    words = fused_mlp.kernel_share(name, share, low, high)
     empty = prof["empty"]
     above = [t for t in prof["kernel"].values() if t > empty]
     left = len(prof["kernel"]) - len(above)
@@ -476,7 +477,7 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     if total > epoch.median:
         figures += (f"; the epoch's parts add up to {profile.seconds_text(total)}, more than its median, and the "
                     "share is of that")
-    return timing.Verdict(f"{v} ({figures})", v.outcome)
+    return f"{words} ({figures})", (share, low, high)
 
 
 def row_timing(row: dict) -> timing.Timing:
