@@ -50,10 +50,9 @@ each value it reads from shared memory serves four multiply-adds (the same buffe
                                    W1 staged in shared memory too
 
 Given neither blocked nor tiled_hidden, the trainer picks its fastest layout for the net (default_layout):
-blocked for every width, and tiled_hidden too above WIDE_FROM hidden units. On an H200 in one run the
-default of two plain dispatches took 27.55 ms an epoch at 784-800-10 against 21.33 ms blocked and tiled,
-and 10.72 against 10.42 ms blocked at 784-128-10. Given either, it runs exactly what it was given (the other
-off). With dropout or split_hidden, which have no blocked or tiled version, both are off.
+blocked for every width, and tiled_hidden too above WIDE_FROM hidden units: in the committed benchmark
+(notebooks/results/bench-h100.json, python -m helpers.report prints it) these are the fastest epochs of the
+layouts at 784-128-10 and 784-800-10. Given either, it runs exactly what it was given (the other off). With dropout or split_hidden, which have no blocked or tiled version, both are off.
 
 Notebook 06 teaches the plain pair, so it asks for it: FusedMLP(..., blocked=False).
 """
