@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 
-from .timing import MARGIN, SAME_WITHIN_NOISE, Verdict, overlap, typical_above
+from .timing import Verdict, not_above, typical_above
 
 QUERY = "clocks.sm,clocks.max.sm,utilization.gpu"  # MHz now, the highest MHz, % of the last period busy
 
@@ -111,12 +111,8 @@ def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
     it accounts for all of the gap. Outcomes: NO_GAP, CLOCK_LOWER, CLOCK_SAME, CLOCK_HIGHER."""
     slower = slow.median / fast.median
     if not typical_above(slow, fast):
-        if overlap(slow, fast):
-            return Verdict(f"the two kinds of epoch ({slow.text()} and {fast.text()}) are {SAME_WITHIN_NOISE}: "
-                           "there is no gap to explain", NO_GAP)
-        return Verdict(f"a typical epoch of the slower kind ({slow.text()}) takes at most {100 * MARGIN:.3g} % longer "
-                       f"than the faster kind's 80th percentile ({fast.text()}), within what we call the same: there "
-                       "is no gap to explain", NO_GAP)
+        return Verdict(f"the two kinds of epoch ({slow.text()} and {fast.text()}) are {not_above(slow, fast)}: "
+                       "there is no gap to explain", NO_GAP)
     head = f"the slower epochs ({slow.text()}, {slower:.2f}× the time of {fast.text()})"
     if clock_ratio < 1 / (1 + margin):
         return Verdict(f"{head} ran at a higher clock ({clock_ratio:.2f}× the fast epochs' clock): the clock does not "

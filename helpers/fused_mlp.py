@@ -470,10 +470,9 @@ def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | Non
             f"the training loop's epochs ({loop.text()}) took {ratio:.2f}× a back-to-back epoch ({back.text()}) "
             f"at the median{fastest}: {pause}; notebook 05 measures what such pauses do to the GPU's clock",
             "slower in the loop")
-    close = (timing.SAME_WITHIN_NOISE if timing.overlap(loop, back) else
-             f"no more than {100 * margin:.3g} % above four in five back-to-back epochs, the margin we call the same")
     return timing.Verdict(f"the training loop's epochs ({loop.text()}) took about a back-to-back epoch's time "
-                          f"({back.text()}, {ratio:.2f}× at the median, {close}): {pause}", timing.SAME)
+                          f"({back.text()}, {ratio:.2f}× at the median); the two are "
+                          f"{timing.not_above(loop, back, margin)}: {pause}", timing.SAME)
 
 
 def bench_row(rows: list[dict], name: str) -> dict:

@@ -226,6 +226,17 @@ def the_same(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     return SAME_WITHIN_NOISE if overlap(a, b) else apart(a, b, margin)
 
 
+def not_above(slow: Timing, fast: Timing, margin: float = MARGIN) -> str:
+    """The words for two timings that typical_above(slow, fast, margin) does not call apart, read after 'are':
+    the_same()'s 'the same within the noise we measured' where their bands overlap, and where they do not
+    'typically within the 15 % we call the same (the slower median no more than that above the other's
+    80th percentile)'."""
+    if overlap(slow, fast):
+        return SAME_WITHIN_NOISE
+    return (f"typically within the {100 * margin:.3g} % we call the same (the slower median no more than that "
+            "above the other's 80th percentile)")
+
+
 def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGIN) -> Verdict:
     """A sentence comparing two timings, with compare()'s outcome: 'A (…) is 1.4× faster than B (…)', the
     other way round, or, when it calls them the same, 'A (…) and B (…) are ' and the_same()'s words: 'the

@@ -128,6 +128,16 @@ def test_the_same_says_noise_where_the_bands_overlap_and_the_margin_where_they_d
     assert ("noise" in said) is timing.overlap(a, b) and ("we call the same" in said) is not timing.overlap(a, b)
 
 
+@pytest.mark.parametrize("slow, said", [
+    (spread(1.03, 1.0, 1.06), "the same within the noise we measured"),                      # bands touch
+    (spread(1.03, 1.011, 1.06), "typically within the 5 % we call the same (the slower median no more than "
+                                "that above the other's 80th percentile)")])
+def test_not_above_says_noise_where_the_bands_overlap_and_the_margin_where_they_do_not(slow, said):
+    fast = spread(1.0, 0.99, 1.01)
+    assert not timing.typical_above(slow, fast)          # only ever said of two timings typical_above() keeps together
+    assert timing.not_above(slow, fast) == said
+
+
 def test_warm_up_runs_for_its_time_and_at_least_once():
     calls = []
     start = time.perf_counter()

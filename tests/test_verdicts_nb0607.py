@@ -142,8 +142,8 @@ def test_loop_slowdown_same_says_noise_only_where_the_bands_overlap():
     level = fused_mlp.loop_slowdown(T(29.4), T(29.2))
     apart = fused_mlp.loop_slowdown(T(31.5, 0.001), T(29.2, 0.001))   # 1.08×, bands apart, inside 15 %
     assert level.outcome == apart.outcome == timing.SAME
-    assert "1.01× at the median, the same within the noise we measured)" in level
-    assert "within the noise" not in apart and "margin we call the same" in apart
+    assert "1.01× at the median); the two are the same within the noise we measured:" in level
+    assert "within the noise" not in apart and "the two are typically within the 15 % we call the same (" in apart
 
 
 def test_loop_slowdown_two_modes_are_slower_with_the_fast_epochs_named():
