@@ -342,6 +342,31 @@ def rung_verdict(rung: str, before: str, n: int, t_rung: timing.Timing, t_before
     return timing.Verdict(f"At {n}³ {v}.", v.outcome)
 
 
+def against(base_name: str, base: timing.Timing, others: dict, margin: float = timing.MARGIN
+            ) -> tuple[dict, str]:
+    """Several kernels set against one, its time named once: others {name: Timing}. Returns ({name: the
+    timing.Verdict of timing.versus(other, base), with compare()'s outcome, to record}, one sentence):
+    'against matmul_6 (468 µs (…)), matmul_9's loop alone (412 µs (…)) is 1.1× faster and matmul_9 as
+    committed (402 µs (…)) is 1.2× faster', each one on its side: 'N× faster', 'N× slower', or where compare()
+    calls them the same, timing.the_same's reason: 'the same within the noise we measured' where the bands
+    overlap, 'N× apart, within the 5 % we call the same' where they do not."""
+    verdicts, said = {}, []
+    for name, t in others.items():
+        v = timing.versus(t, base, name, base_name, margin)
+        verdicts[name] = v
+        if v.outcome == timing.A_FASTER:
+            how = f"{base.median / t.median:.2g}× faster"
+        elif v.outcome == timing.B_FASTER:
+            how = f"{t.median / base.median:.2g}× slower"
+        else:
+            how = timing.the_same(t, base, margin)
+        said.append(f"{name} ({t.text()}) is {how}")
+    if not said:
+        raise ValueError("against() needs at least one timing to set against the base")
+    listed = " and ".join(said) if len(said) <= 2 else "; ".join(said[:-1]) + "; and " + said[-1]
+    return verdicts, f"against {base_name} ({base.text()}), {listed}"
+
+
 BOUND, NOT_BOUND, CLOSE = "bound by shared reads", "something else", "too close to call"
 SHARED_BOUND = 0.7   # matmul_2 at 70 % or more of its shared-read ceiling: the reads bind it
 
