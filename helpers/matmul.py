@@ -250,7 +250,7 @@ def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15) -> dict:
     for array in (A, B, C):
         array.release()
     gflops = 2 * n ** 3 / took.median / 1e9
-    print(f"{name}: {n}³ in {took.text()} = {gflops:.1f} GFLOP/s (median and 20–80 % of {repeat}; {clock.source})")
+    print(f"{name}: {n}³ by {clock.source}, median and 20–80 % of {repeat}: {took.text()}, {gflops:.1f} GFLOP/s")
     return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops}
 
 
