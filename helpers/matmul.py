@@ -229,7 +229,8 @@ def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15) -> dict:
     """Notebook 04's rhythm for one rung: check it against NumPy on CHECK_SHAPES, then time it at n³.
 
     Prints one line each; returns {"check": bool, "timing": a timing.Timing of one dispatch (warm-up by time,
-    `repeat` samples), "seconds": its median, "gflops": 2n³ over the median}.
+    `repeat` samples, each one dispatch alone in its timed region, where bench.matmul times a stream of them),
+    "seconds": its median, "gflops": 2n³ over the median}.
     """
     import numpy as np
 
@@ -250,7 +251,8 @@ def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15) -> dict:
     for array in (A, B, C):
         array.release()
     gflops = 2 * n ** 3 / took.median / 1e9
-    print(f"{name}: {n}³ by {clock.source}, median and 20–80 % of {repeat}: {took.text()}, {gflops:.1f} GFLOP/s")
+    print(f"{name}: {n}³ by {clock.source}, one dispatch a sample, median and 20–80 % of {repeat}: "
+          f"{took.text()}, {gflops:.1f} GFLOP/s")
     return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops}
 
 
