@@ -352,7 +352,7 @@ def against(base_name: str, base: timing.Timing, others: dict, margin: float = t
     committed (402 µs (…)) is 1.2× faster', each one on its side: 'N× faster', 'N× slower', or where compare()
     calls them the same, timing.the_same's reason: 'the same within the noise we measured' where the bands
     overlap, 'N× apart, within the 5 % we call the same' where they do not."""
-    verdicts, said = {}, []
+    verdicts, said, level = {}, [], []
     for name, t in others.items():
         v = timing.versus(t, base, name, base_name, margin)
         verdicts[name] = v
@@ -362,9 +362,18 @@ def against(base_name: str, base: timing.Timing, others: dict, margin: float = t
             how = f"{t.median / base.median:.2g}× slower"
         else:
             how = timing.the_same(t, base, margin)
-        said.append(f"{name} ({t.text()}) is {how}")
-    if not said:
+        if how == timing.SAME_WITHIN_NOISE:      # said once for all of them, where the first of them stands
+            if not level:
+                said.append(None)
+            level.append(f"{name} ({t.text()})")
+        else:
+            said.append(f"{name} ({t.text()}) is {how}")
+    if not verdicts:
         raise ValueError("against() needs at least one timing to set against the base")
+    if level:
+        together = level[0] if len(level) == 1 else ", ".join(level[:-1]) + " and " + level[-1]
+        said[said.index(None)] = f"{together} {'is' if len(level) == 1 else 'are both' if len(level) == 2 else 'are all'} " \
+                                 f"{timing.SAME_WITHIN_NOISE}"
     listed = " and ".join(said) if len(said) <= 2 else "; ".join(said[:-1]) + "; and " + said[-1]
     return verdicts, f"against {base_name} ({base.text()}), {listed}"
 

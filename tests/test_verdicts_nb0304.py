@@ -410,3 +410,17 @@ def test_loads_sentence_level_with_the_loads_and_without_a_gain():
     nothing = bench_matmul.loads_sentence(_limit(0.90, m6=0.60, without=0.55))
     assert "removing them gains nothing here; matmul_9 reaches 90%." in nothing
     assert bench_matmul.loads_sentence(_limit(0.90, m6=0.57, without=0.57)) is None
+
+
+def test_against_says_the_same_within_the_noise_once_for_all_it_holds_for():
+    base = t(1e-3)
+    verdicts, said = matmul.against("base", base, {"a": t(1.01e-3), "b": t(0.99e-3)})
+    assert {v.outcome for v in verdicts.values()} == {timing.SAME}
+    assert said == (f"against base ({base.text()}), a ({t(1.01e-3).text()}) and b ({t(0.99e-3).text()}) are both "
+                    "the same within the noise we measured")
+    assert said.count("the same within the noise") == 1
+    verdicts, said = matmul.against("base", base, {"a": t(1.01e-3), "fast": t(0.5e-3), "b": t(0.99e-3)})
+    assert said == (f"against base ({base.text()}), a ({t(1.01e-3).text()}) and b ({t(0.99e-3).text()}) are both "
+                    f"the same within the noise we measured and fast ({t(0.5e-3).text()}) is 2× faster")
+    _, one = matmul.against("base", base, {"a": t(1.01e-3)})
+    assert one == f"against base ({base.text()}), a ({t(1.01e-3).text()}) is the same within the noise we measured"
