@@ -229,7 +229,8 @@ def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15) -> dict:
     """Notebook 04's rhythm for one rung: check it against NumPy on CHECK_SHAPES, then time it at n³.
 
     Prints one line each; returns {"check": bool, "timing": a timing.Timing of one dispatch (warm-up by time,
-    `repeat` samples), "seconds": its median, "gflops": 2n³ over the median}.
+    `repeat` samples, each one dispatch alone in its timed region, where bench.matmul times a stream of them),
+    "seconds": its median, "gflops": 2n³ over the median}.
     """
     import numpy as np
 
@@ -250,7 +251,8 @@ def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15) -> dict:
     for array in (A, B, C):
         array.release()
     gflops = 2 * n ** 3 / took.median / 1e9
-    print(f"{name}: {n}³ in {took.text()} = {gflops:.1f} GFLOP/s (median and 20–80 % of {repeat}; {clock.source})")
+    print(f"{name}: {n}³ by {clock.source}, one dispatch a sample, median and 20–80 % of {repeat}: "
+          f"{took.text()}, {gflops:.1f} GFLOP/s")
     return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops}
 
 
@@ -340,6 +342,40 @@ def rung_verdict(rung: str, before: str, n: int, t_rung: timing.Timing, t_before
     """One rung against the one it builds on at n³, from their timings."""
     v = timing.versus(t_rung, t_before, rung, before)
     return timing.Verdict(f"At {n}³ {v}.", v.outcome)
+
+
+def against(base_name: str, base: timing.Timing, others: dict, margin: float = timing.MARGIN
+            ) -> tuple[dict, str]:
+    """Several kernels set against one, its time named once: others {name: Timing}. Returns ({name: the
+    timing.Verdict of timing.versus(other, base), with compare()'s outcome, to record}, one sentence):
+    'against matmul_6 (468 µs (…)), matmul_9's loop alone (412 µs (…)) is 1.1× faster and matmul_9 as
+    committed (402 µs (…)) is 1.2× faster', each one on its side: 'N× faster', 'N× slower', or where compare()
+    calls them the same, timing.the_same's reason: 'the same within the noise we measured' where the bands
+    overlap, 'N× apart, within the 5 % we call the same' where they do not."""
+    verdicts, said, level = {}, [], []
+    for name, t in others.items():
+        v = timing.versus(t, base, name, base_name, margin)
+        verdicts[name] = v
+        if v.outcome == timing.A_FASTER:
+            how = f"{base.median / t.median:.2g}× faster"
+        elif v.outcome == timing.B_FASTER:
+            how = f"{t.median / base.median:.2g}× slower"
+        else:
+            how = timing.the_same(t, base, margin)
+        if how == timing.SAME_WITHIN_NOISE:      # said once for all of them, where the first of them stands
+            if not level:
+                said.append(None)
+            level.append(f"{name} ({t.text()})")
+        else:
+            said.append(f"{name} ({t.text()}) is {how}")
+    if not verdicts:
+        raise ValueError("against() needs at least one timing to set against the base")
+    if level:
+        together = level[0] if len(level) == 1 else ", ".join(level[:-1]) + " and " + level[-1]
+        said[said.index(None)] = f"{together} {'is' if len(level) == 1 else 'are both' if len(level) == 2 else 'are all'} " \
+                                 f"{timing.SAME_WITHIN_NOISE}"
+    listed = " and ".join(said) if len(said) <= 2 else "; ".join(said[:-1]) + "; and " + said[-1]
+    return verdicts, f"against {base_name} ({base.text()}), {listed}"
 
 
 BOUND, NOT_BOUND, CLOSE = "bound by shared reads", "something else", "too close to call"

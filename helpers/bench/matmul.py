@@ -402,6 +402,33 @@ def against_cublas(rows: list[dict]) -> list[dict]:
     return out
 
 
+def _short(impl: str) -> str:
+    """matmul_9_interior -> matmul_9."""
+    return "_".join(impl.split("_")[:2])
+
+
+def loads_sentence(g: dict) -> str:
+    """One of against_cublas's dicts as a sentence: what matmul_6 would reach without its global loads, what
+    the fastest rung reaches, and how much of the loads' cost it wins back; where the fastest rung goes
+    beyond matmul_6 without any loads (won_back above 100 %, judged on the printed percentages), it says that
+    instead: a rung cannot win back more than a cost, its own changes gain more than the loads cost. None
+    where the dict has no matmul_6 or no NO_LOADS row."""
+    if g["won_back"] is None:
+        return None
+    pct = lambda x: round(100 * x)           # noqa: E731  the shares as printed
+    best = _short(g["best"])
+    head = (f"{g['size']}³: matmul_6 reaches {pct(g['matmul_6'])}% of cuBLAS, and without its global loads would "
+            f"reach {pct(g['without_loads'])}%")
+    if g["without_loads"] <= g["matmul_6"]:
+        return f"{head}: removing them gains nothing here; {best} reaches {pct(g['share'])}%."
+    if pct(g["share"]) > pct(g["without_loads"]):
+        return (f"{head}; {best} reaches {pct(g['share'])}%, beyond what removing matmul_6's loads alone gives: "
+                f"its own changes gain more than the loads cost.")
+    if pct(g["share"]) == pct(g["without_loads"]):
+        return f"{head}; {best} reaches {pct(g['share'])}% too, as much as removing matmul_6's loads gives."
+    return f"{head}; {best} reaches {pct(g['share'])}%, winning back {pct(g['won_back'])}% of the loads' cost."
+
+
 TEACHING = ("matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked")   # the rungs the figure always shows
 
 
