@@ -199,7 +199,7 @@ def test_pace_names_the_slower_side_only_beyond_the_margin(gpu, python, outcome)
     assert kernels.text() in v and issue.text() in v                    # both figures, as passed in
     assert "holds for this run only" in v and v.endswith(".")
     if outcome == "GPU slower":
-        assert f"take {kernels.median / issue.median:.2g}× Python's time to issue them" in v
+        assert f"take {kernels.median / issue.median:.2g}× Python's time to issue the step" in v
         assert "here the GPU is the slower side" in v and "Python is the slower" not in v
     elif outcome == "Python slower":
         assert f"is {issue.median / kernels.median:.2g}× the time of the GPU's dispatches alone" in v

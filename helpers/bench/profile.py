@@ -279,7 +279,7 @@ def pace(kernels: timing.Timing, issue: timing.Timing, margin: float = PACE_MARG
     49 µs against the GPU's 40 µs; notebook 08: 10 to 17 µs against 20 µs), so the sentence says that its
     side holds for this run only, and no notebook records this outcome as a verdict."""
     outcome = timing.compare(kernels, issue, margin)
-    gpu, python = f"the GPU's dispatches alone ({kernels.text()})", f"Python's time to issue them ({issue.text()})"
+    gpu, python = f"the GPU's dispatches alone ({kernels.text()})", f"Python's time to issue the step ({issue.text()})"
     caveat = ("a stream goes at the slower side's pace, and Python's side moves by tens of percent from one run "
               "to the next, so which side is the slower holds for this run only")
     if outcome == timing.B_FASTER:
