@@ -260,8 +260,9 @@ def split_verdict(upload: Timing, kernel: Timing, readback: Timing) -> Verdict:
     distributions (timing.compare): TRANSFERS_LONGER, KERNEL_LONGER or timing.SAME."""
     transfers = Timing(tuple(u + r for u, r in zip(upload.samples, readback.samples)), timing.WALL)
     outcome = timing.compare(kernel, transfers)
-    head = (f"a drawn digit's prediction, {len(kernel.samples)} repeats (median, 20–80 % band): upload by wall clock "
-            f"{upload.text()}, kernel by {kernel.clock} {kernel.text()}, readback by wall clock {readback.text()}")
+    head = (f"a drawn digit's prediction, {len(kernel.samples)} repeats (median, 20–80 % band): upload "
+            f"{upload.text()} by wall clock, kernel {kernel.text()} by {kernel.clock}, readback {readback.text()} by "
+            "wall clock")
     if outcome == A_FASTER:
         tail = (f"the two transfers together ({transfers.text()}) took longer than the kernel, "
                 f"{transfers.median / kernel.median:.2g}× its time")
