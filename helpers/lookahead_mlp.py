@@ -150,9 +150,9 @@ def _ratio_words(a: timing.Timing, b: timing.Timing, outcome: str) -> str:
     """a against b, read after a's figure: ', 2.4× less than' where compare(a, b) found a faster, ', 2.4× ' where
     b, or ' against' (the sentence then ends in the_same's words)."""
     if outcome == timing.A_FASTER:
-        return f", {b.median / a.median:.2g}× less than"
+        return f", {timing._g(b.median / a.median, 2)}× less than"
     if outcome == timing.B_FASTER:
-        return f", {a.median / b.median:.2g}×"
+        return f", {timing._g(a.median / b.median, 2)}×"
     return " against"
 
 
@@ -194,9 +194,9 @@ def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.
                    f"the two epochs are {same}")
         return timing.Verdict(f"{floor_text}; {work_text}. So {verdict}.", timing.SAME)
     if outcome == timing.A_FASTER:
-        by, against, epochs = ahead, behind, f"the lookahead epoch is {fused.median / look.median:.2g}× faster"
+        by, against, epochs = ahead, behind, f"the lookahead epoch is {timing._g(fused.median / look.median, 2)}× faster"
     else:
-        by, against, epochs = behind, ahead, f"the lookahead epoch is {look.median / fused.median:.2g}× slower"
+        by, against, epochs = behind, ahead, f"the lookahead epoch is {timing._g(look.median / fused.median, 2)}× slower"
     epochs += " than the fused one"
     if by and against:
         verdict = f"{' and '.join(by)} {'outweighs' if len(by) == 1 else 'outweigh'} {' and '.join(against)}: {epochs}"

@@ -137,6 +137,11 @@ def test_floor_account_floor_either_side_of_the_margin(look_floor, words):
     assert words in v and ("its higher floor" in v) == (look_floor == 2.65)
 
 
+def test_floor_account_writes_large_ratios_without_an_exponent():
+    v = lookahead_mlp.floor_account(T(382e-3), T(167e-3), T(117e-3), T(0.571e-3))      # a software renderer's
+    assert "290× the fused trainer's floor" in v and "e+" not in v
+
+
 def test_floor_account_without_work_above_a_floor():
     v = lookahead_mlp.floor_account(T(2.0e-3), T(2.5e-3), T(10.46e-3), T(2.40e-3))
     assert "nothing to compare" in v and "-0.50 ms an epoch (medians)" in v and v.outcome == lookahead_mlp.LOOKAHEAD_FASTER

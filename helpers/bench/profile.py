@@ -283,11 +283,11 @@ def pace(kernels: timing.Timing, issue: timing.Timing, margin: float = PACE_MARG
     caveat = ("a stream goes at the slower side's pace, and Python's side moves by tens of percent from one run "
               "to the next, so which side is the slower holds for this run only")
     if outcome == timing.B_FASTER:
-        text = (f"{gpu[0].upper()}{gpu[1:]} take {kernels.median / issue.median:.2g}× {python}: here the GPU is "
+        text = (f"{gpu[0].upper()}{gpu[1:]} take {timing._g(kernels.median / issue.median, 2)}× {python}: here the GPU is "
                 f"the slower side; {caveat}.")
         return timing.Verdict(text, GPU_SLOWER)
     if outcome == timing.A_FASTER:
-        text = (f"{python[0].upper()}{python[1:]} is {issue.median / kernels.median:.2g}× the time of {gpu}: here Python is "
+        text = (f"{python[0].upper()}{python[1:]} is {timing._g(issue.median / kernels.median, 2)}× the time of {gpu}: here Python is "
                 f"the slower side; {caveat}.")
         return timing.Verdict(text, PYTHON_SLOWER)
     text = (f"{gpu[0].upper()}{gpu[1:]} and {python} are {timing.the_same(kernels, issue, margin)}: neither side "
