@@ -238,13 +238,17 @@ ONE_POINT = 0.01   # accuracies within this of each other: the preprocessing kee
 
 def preprocessing_sentence(difference: float, unchanged: float, before: float, after: float, n: int) -> str:
     """What re-making n MNIST test digits the MNIST way did: the mean absolute pixel difference (grey
-    levels of 255), the share of images left unchanged, and the net's accuracy before and after."""
-    verdict = ("within a point, so the preprocessing gives the net what MNIST gave it"
-               if abs(after - before) <= ONE_POINT + 1e-12 else
-               "more than a point apart, so the preprocessing does not make digits the way MNIST's were made")
-    return (f"re-made the MNIST way, the {n} test digits changed by {difference:.3f} grey levels of 255 a pixel "
-            f"on average ({unchanged:.2%} of them not at all); the net's test accuracy went from {before:.2%} "
-            f"to {after:.2%}: {verdict}")
+    levels of 255), the share of images left unchanged, and the net's accuracy before and after: 'stayed at
+    97.84%' where the two are equal as printed, 'went from 97.80% to 97.81%' otherwise; within ONE_POINT of
+    each other, the preprocessing gives the net what MNIST gave it."""
+    first, second = f"{before:.2%}", f"{after:.2%}"
+    moved = f"stayed at {first}" if first == second else f"went from {first} to {second}"
+    if abs(after - before) <= ONE_POINT + 1e-12:
+        verdict = (", so" if first == second else ": within a point, so") + " the preprocessing gives the net what MNIST gave it"
+    else:
+        verdict = ": more than a point apart, so the preprocessing does not make digits the way MNIST's were made"
+    return (f"The {n} test digits, re-made the MNIST way, changed by {difference:.3f} grey levels of 255 a pixel "
+            f"on average ({unchanged:.2%} of them not at all); the net's test accuracy {moved}{verdict}")
 
 
 TRANSFERS_LONGER, KERNEL_LONGER = "transfers take longer", "kernel takes longer"   # split_verdict's outcomes
@@ -257,7 +261,8 @@ def split_verdict(upload: Timing, kernel: Timing, readback: Timing) -> Verdict:
     transfers = Timing(tuple(u + r for u, r in zip(upload.samples, readback.samples)), timing.WALL)
     outcome = timing.compare(kernel, transfers)
     head = (f"a drawn digit's prediction, {len(kernel.samples)} repeats (median, 20–80 % band): upload "
-            f"{upload.text()}, kernel {kernel.text()} ({kernel.clock}), readback {readback.text()} (wall clock)")
+            f"{upload.text()} by wall clock, kernel {kernel.text()} by {kernel.clock}, readback {readback.text()} by "
+            "wall clock")
     if outcome == A_FASTER:
         tail = (f"the two transfers together ({transfers.text()}) took longer than the kernel, "
                 f"{transfers.median / kernel.median:.2g}× its time")
@@ -276,15 +281,26 @@ WEAK = 0.95   # a net that reads fewer of MNIST's test digits right than this mi
 STRONG_NET, WEAK_NET = "strong net", "weak net"   # net_verdict's outcomes
 
 
-def provenance_text(provenance: dict | None) -> str:
-    """Where a saved net came from, as trainer.save recorded it (mlp.load_params(..., provenance=True))."""
+def epochs_text(epochs) -> str:
+    """'1 epoch', '10 epochs', or '? epochs' where the count is not known."""
+    return f"{epochs} epoch" + ("" if epochs == 1 else "s")
+
+
+def provenance_text(provenance: dict | None, here: tuple | None = None) -> str:
+    """Where a saved net came from, as trainer.save recorded it (mlp.load_params(..., provenance=True)), with
+    the test accuracy it recorded; here = (accuracy, n), the accuracy measured on n test digits in this run:
+    where the recorded one is the same (as printed, on as many digits), it is left out, since the sentence
+    that uses this text prints the one measured here."""
     if not provenance:
         return "no record of how it was trained (saved without one)"
     p = provenance
-    trained = (f"a {p.get('mode', '?')}-mode run of {p.get('epochs', '?')} epoch(s) on "
+    trained = (f"a {p.get('mode', '?')}-mode run of {epochs_text(p.get('epochs', '?'))} on "
                f"{p.get('train_images', '?')} training images on {p.get('card', '?')}")
-    if p.get("test_accuracy") is not None:
-        trained += f", {p['test_accuracy']:.2%} right on its {p.get('test_images', '?')} test images"
+    recorded = p.get("test_accuracy")
+    same = (here is not None and recorded is not None and f"{recorded:.2%}" == f"{here[0]:.2%}"
+            and p.get("test_images") == here[1])
+    if recorded is not None and not same:
+        trained += f", {recorded:.2%} right on its {p.get('test_images', '?')} test images when it was saved"
     return "trained by " + trained
 
 

@@ -143,29 +143,69 @@ def runs_agree(here: timing.Verdict, there: timing.Verdict) -> timing.Verdict:
                           "a step and two is about as large as what the same epoch varies between runs.", "differ")
 
 
-THE_FLOOR, THE_WORK, BOTH, DID_NOT_LOSE = "its floor", "its work", "floor and work", "did not lose"
+LOOKAHEAD_FASTER, FUSED_FASTER = "lookahead faster", "fused faster"   # floor_account's outcomes, with timing.SAME
+
+
+def _ratio_words(a: timing.Timing, b: timing.Timing, outcome: str) -> str:
+    """a against b, read after a's figure: ', 2.4× less than' where compare(a, b) found a faster, ', 2.4× ' where
+    b, or ' against' (the sentence then ends in the_same's words)."""
+    if outcome == timing.A_FASTER:
+        return f", {timing._g(b.median / a.median, 2)}× less than"
+    if outcome == timing.B_FASTER:
+        return f", {timing._g(a.median / b.median, 2)}×"
+    return " against"
 
 
 def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.Timing, fused_floor: timing.Timing,
                   margin: float = MARGIN) -> timing.Verdict:
-    """Why the lookahead epoch loses to the fused one, from the two epochs and their floors (Timings measured
-    together): the lookahead's floor is its epoch with every group's work switched off (the gram dispatch and
-    one dispatch a step that does nothing), the fused floor two empty dispatches a step. The work is an
-    epoch above its floor (medians). Outcome: DID_NOT_LOSE where the lookahead epoch is not slower beyond the
-    noise; else THE_FLOOR where its work takes no more than the fused work (+ margin), THE_WORK where its
-    floor is no higher than the fused floor (+ margin), BOTH otherwise."""
-    ms = lambda s: f"{1e3 * s:.2f} ms"                                           # noqa: E731
-    work_look, work_fused = look.median - look_floor.median, fused.median - fused_floor.median
-    text = (f"The lookahead's floor, its epoch with no group's work, took {look_floor.text()} against the fused "
-            f"trainer's floor of two empty dispatches a step, {fused_floor.text()}; above its floor its work took "
-            f"{ms(work_look)} an epoch against the fused trainer's {ms(work_fused)}")
-    if timing.compare(look, fused, margin) != timing.B_FASTER:
-        return timing.Verdict(text + ": the lookahead epoch did not lose here.", DID_NOT_LOSE)
-    if work_look <= work_fused * (1 + margin):
-        return timing.Verdict(text + ": it loses by its floor, not by its work.", THE_FLOOR)
-    if look_floor.median <= fused_floor.median * (1 + margin):
-        return timing.Verdict(text + ": it loses by its work, not by its floor.", THE_WORK)
-    return timing.Verdict(text + ": it loses by both its floor and its work.", BOTH)
+    """The lookahead epoch against the fused one in two parts, from the two epochs and their floors (Timings
+    measured together): the floor (the lookahead's: its epoch with every group's work switched off, the gram
+    dispatch and one dispatch a step that does nothing; the fused one: two empty dispatches a step) and the
+    work, an epoch above its floor (a Timing whose band takes the epoch's and the floor's bands at their
+    widest, as _beyond builds it). Each part is compared as timing.compare compares two timings (`margin`),
+    and the sentence says what each part did and which one won: 'its higher floor outweighs its smaller work',
+    'its smaller work and its higher floor cancel', or by which parts one trainer won. Outcome: the epochs'
+    timing.compare with `margin`, as LOOKAHEAD_FASTER, FUSED_FASTER or timing.SAME."""
+    floor_out = timing.compare(look_floor, fused_floor, margin)
+    work_look, work_fused = _beyond([look], look_floor), _beyond([fused], fused_floor)
+    has_work = work_look.median > 0 and work_fused.median > 0
+    work_out = timing.compare(work_look, work_fused, margin) if has_work else None
+    floor_text = (f"The lookahead's floor, its epoch with no group's work, took {look_floor.text()}"
+                  f"{_ratio_words(look_floor, fused_floor, floor_out)} the fused trainer's floor of two "
+                  f"empty dispatches a step, {fused_floor.text()}"
+                  + (f": the two are {timing.the_same(look_floor, fused_floor, margin)}" if floor_out == timing.SAME
+                     else ""))
+    if has_work:
+        work_text = (f"above its floor its work took {work_look.text()} an epoch"
+                     f"{_ratio_words(work_look, work_fused, work_out)} the fused trainer's {work_fused.text()}"
+                     + (f": the two are {timing.the_same(work_look, work_fused, margin)}" if work_out == timing.SAME
+                        else ""))
+    else:
+        work_text = (f"above its floor its work took {1e3 * work_look.median:.2f} ms an epoch (medians) against the "
+                     f"fused trainer's {1e3 * work_fused.median:.2f} ms, nothing to compare")
+    ahead = [name for name, out in (("its smaller work", work_out), ("its lower floor", floor_out))
+             if out == timing.A_FASTER]
+    behind = [name for name, out in (("its larger work", work_out), ("its higher floor", floor_out))
+              if out == timing.B_FASTER]
+    outcome = timing.compare(look, fused, margin)
+    if outcome == timing.SAME:
+        same = timing.the_same(look, fused, margin)
+        verdict = (f"{' and '.join(ahead + behind)} cancel: the two epochs are {same}" if ahead and behind else
+                   f"the two epochs are {same}")
+        return timing.Verdict(f"{floor_text}; {work_text}. So {verdict}.", timing.SAME)
+    if outcome == timing.A_FASTER:
+        by, against, epochs = ahead, behind, f"the lookahead epoch is {timing._g(fused.median / look.median, 2)}× faster"
+    else:
+        by, against, epochs = behind, ahead, f"the lookahead epoch is {timing._g(look.median / fused.median, 2)}× slower"
+    epochs += " than the fused one"
+    if by and against:
+        verdict = f"{' and '.join(by)} {'outweighs' if len(by) == 1 else 'outweigh'} {' and '.join(against)}: {epochs}"
+    elif by:
+        verdict = f"{epochs}, by {' and '.join(by)}"
+    else:
+        verdict = f"{epochs}, though neither part alone differs beyond the margin"
+    return timing.Verdict(f"{floor_text}; {work_text}. So {verdict}.",
+                          LOOKAHEAD_FASTER if outcome == timing.A_FASTER else FUSED_FASTER)
 
 
 # --- the appendix's sentence on the kinds of work group (tests/test_verdicts_nb09.py) ----------------------------

@@ -171,7 +171,7 @@ def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispat
     outcome = timing.compare(inside, as_dispatches)
     saved = as_dispatches.median - inside.median
     fixed = dispatches * empty.median - grid_barriers * barrier.median
-    head = (f"A step as {dispatches} dispatches took {as_dispatches.text()}, inside one dispatch of many "
+    head = (f"A step as {dispatches} dispatches took {as_dispatches.text()}, inside one dispatch of many steps, "
             f"{inside.text()}: joining its phases by {grid_barriers} grid barriers ")
     if outcome == timing.B_FASTER:
         return timing.Verdict(head + f"cost {us(-saved):.1f} µs a step more.", COST)

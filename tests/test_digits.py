@@ -275,8 +275,13 @@ def test_retrain_reason_refuses_a_quick_or_weak_net_in_a_full_run_only():
     assert digits.retrain_reason(None, 0.978, quick=False) == ""
     assert digits.retrain_reason(quick_net, 0.5, quick=True) == ""                 # QUICK: any net, said if weak
     text = digits.provenance_text(quick_net)
-    assert text == ("trained by a QUICK-mode run of 1 epoch(s) on 20000 training images on llvmpipe (LLVM 15.0.6, "
-                    "256 bits), 87.00% right on its 2000 test images")
+    assert text == ("trained by a QUICK-mode run of 1 epoch on 20000 training images on llvmpipe (LLVM 15.0.6, "
+                    "256 bits), 87.00% right on its 2000 test images when it was saved")
+    assert "10 epochs on" in digits.provenance_text(full_net)
+    # the recorded accuracy is left out where this run measured the same, as printed, on as many digits
+    assert "right on its" not in digits.provenance_text(full_net, here=(0.97801, 2000))
+    assert "97.80% right on its 2000 test images" in digits.provenance_text(full_net, here=(0.9779, 2000))
+    assert "97.80% right on its 2000 test images" in digits.provenance_text(full_net, here=(0.978, 10_000))
     assert "no record" in digits.provenance_text(None)
 
 
@@ -288,7 +293,9 @@ def test_split_verdict_on_all_three_sides():
     transfers_longer = digits.split_verdict(_t(70, 72, 74, 76, 78), _t(10, 11, 11, 12, 12, clock="GPU timer query"),
                                             _t(30, 31, 32, 33, 34))
     assert transfers_longer.outcome == digits.TRANSFERS_LONGER
-    assert "upload 74 µs (71.6–76.4), kernel 11 µs (10.8–12) (GPU timer query), readback 32 µs" in transfers_longer
+    assert ("upload 74 µs (71.6–76.4) by wall clock, kernel 11 µs (10.8–12) by GPU timer query, readback 32 µs "
+            "(30.8–33.2) by wall clock" in transfers_longer)
+    assert ") (" not in transfers_longer                                   # no label in parentheses after a band
     assert "took longer than the kernel, 9.6× its time" in transfers_longer and "5 repeats" in transfers_longer
     kernel_longer = digits.split_verdict(_t(10, 11, 12), _t(900, 1000, 1100), _t(5, 6, 7))
     assert kernel_longer.outcome == digits.KERNEL_LONGER and "the kernel took longer" in kernel_longer

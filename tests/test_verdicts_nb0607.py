@@ -267,7 +267,10 @@ def test_split_noise_of_ten_thousand_images():
 
 def test_sweep_verdict_within_noise_and_clear_best():
     close = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9872, "C": 0.9850}, 10_000)
-    assert close.outcome == bench_dropout.WITHIN_NOISE and "B lies within it" in close and "C" not in close.split(":")[1]
+    assert close.outcome == bench_dropout.WITHIN_NOISE and "; B lies within the noise of 0.22 points" in close
+    assert "C" not in close.split(";")[1] and close.count("noise") == 2      # the noise, and its source
+    three = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9872, "C": 0.9870, "D": 0.9869}, 10_000)
+    assert "; B, C and D lie within the noise of 0.22 points" in three and "the same within" not in three
     clear = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9850}, 10_000)
     assert clear.outcome == bench_dropout.CLEAR_BEST and "A's 98.79 %" in clear
     wide = bench_dropout.sweep_verdict({"A": 0.9879, "B": 0.9850}, 10_000, seed_range=0.4)   # seeds spread more
@@ -308,7 +311,7 @@ def test_goal_sentence_words_match_the_outcome(lowest, highest, outcome, words):
 def test_sweep_verdict_either_side_of_the_noise(other, outcome):
     v = bench_dropout.sweep_verdict({"A": 0.9879, "B": other}, 10_000)
     assert v.outcome == outcome and "0.22 points" in v
-    assert ("B lies within it" in v) == (outcome == bench_dropout.WITHIN_NOISE)
+    assert ("B lies within the noise of 0.22 points" in v) == (outcome == bench_dropout.WITHIN_NOISE)
     assert ("better than every other recipe" in v) == (outcome == bench_dropout.CLEAR_BEST)
 
 

@@ -134,7 +134,7 @@ def test_uniform_cost_does_not_call_streams_far_apart_the_same(changing, same, b
 def test_barrier_wait_either_side_of_the_margin(loose, outcome):
     v = limits.barrier_wait(T(22.1), T(loose))
     assert v.outcome == outcome
-    assert ("the wait the barriers impose" in v) == (outcome == "barriers cost")
+    assert ("of a step is waiting at the barriers" in v) == (outcome == "barriers cost")
     assert ("within the 10 % we call the same" in v) == (outcome == timing.SAME)   # bands apart: no "noise"
 
 
@@ -148,7 +148,7 @@ def test_barrier_wait_does_not_call_a_slower_loose_stream_the_same():
 def test_epoch_shares_either_side_of_the_lead(parts, outcome):
     v = limits.epoch_shares(parts)     # leads of 11 and 9 points against 10
     assert v.outcome == outcome
-    assert ("the largest is kernel" in v) == (outcome != "too close to call")
+    assert ("the largest part is kernel" in v) == (outcome != "too close to call")
     assert ("kernel and dispatch are too close" in v) == (outcome == "too close to call")
 
 
@@ -167,3 +167,53 @@ def test_bytes_against_time_words_on_each_side():
 def test_bound_kind_either_side_of_each_threshold(work_us, outcome, words):
     v = limits.bound_kind(work_us * US, timing.Timing((10 * US,)), H100)
     assert v.outcome == outcome and words in v
+
+
+# --- the two shares of a step (08): named so that they cannot be read as parts of one whole ----------------------
+
+def test_barrier_wait_says_its_share_overlaps_the_kernels_share():
+    v = limits.barrier_wait(T(21.3), T(6.22))
+    assert v.outcome == "barriers cost"
+    assert "71 % of a step is waiting at the barriers" in v            # 1 - 6.22 / 21.3 = 0.708
+    assert "inside the kernels' own times" in v and "overlaps theirs instead of adding to it" in v
+
+
+def test_epoch_shares_read_on_after_a_lead_in():
+    v = limits.epoch_shares({"kernel": 0.7, "dispatch": 0.23, "readback": 0.07})
+    assert v == "kernel 70 %, dispatch 23 %, readback 7 % of the epoch; the largest part is kernel"
+    assert "shares of the epoch" not in v and not v.startswith("An epoch")
+
+
+# --- which side of a step is the slower here (profile.pace, in step_account) ---------------------------------------
+
+@pytest.mark.parametrize("gpu, python, outcome", [(20.3, 11.1, "GPU slower"),      # 1.83× apart
+                                                  (20.3, 18.0, "GPU slower"),      # 1.13×: beyond the 10 %
+                                                  (11.1, 20.3, "Python slower"),
+                                                  (20.0, 21.0, timing.SAME),       # 1.05×: inside the 10 % margin
+                                                  (20.0, 20.2, timing.SAME)])      # bands overlap
+def test_pace_names_the_slower_side_only_beyond_the_margin(gpu, python, outcome):
+    from helpers.bench import profile
+    kernels, issue = T(gpu), T(python)
+    v = profile.pace(kernels, issue)
+    assert v.outcome == outcome
+    assert kernels.text() in v and issue.text() in v                    # both figures, as passed in
+    assert "holds for this run only" in v and v.endswith(".")
+    if outcome == "GPU slower":
+        assert f"take {kernels.median / issue.median:.2g}× Python's time to issue the step" in v
+        assert "here the GPU is the slower side" in v and "Python is the slower" not in v
+    elif outcome == "Python slower":
+        assert f"is {issue.median / kernels.median:.2g}× the time of the GPU's dispatches alone" in v
+        assert "here Python is the slower side" in v and "GPU is the slower" not in v
+    else:
+        assert timing.the_same(kernels, issue, profile.PACE_MARGIN) in v and "neither side is the slower" in v
+
+
+def test_pace_either_side_of_its_margin():
+    from helpers.bench import profile
+    narrow = lambda us: timing.Timing((us * US,) * 5)                    # noqa: E731  no spread: bands apart
+    inside = profile.pace(narrow(21.9), narrow(20.0))                    # 1.095×: inside 10 %
+    assert inside.outcome == timing.SAME and "1.09× apart, within the 10 % we call the same" in inside
+    beyond = profile.pace(narrow(22.1), narrow(20.0))                    # 1.105×: beyond it
+    assert beyond.outcome == "GPU slower" and "take 1.1× Python's time" in beyond
+    python = profile.pace(narrow(20.0), narrow(22.1))
+    assert python.outcome == "Python slower" and "is 1.1× the time of the GPU's" in python

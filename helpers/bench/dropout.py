@@ -195,12 +195,14 @@ def sweep_verdict(accuracies: dict, n_val: int, seed_range: float = 0.0) -> timi
     close = [name for name, a in accuracies.items() if name != best and 100 * (accuracies[best] - a) < noise]
     source = ("the spread across seeds" if seed_range > sampling else
               f"twice the sampling noise of {n_val:,} validation images")
-    head = (f"The best validation accuracy, {best}'s {100 * accuracies[best]:.2f} %, against a noise of {noise:.2f} "
-            f"points ({source})")
+    head = f"The best validation accuracy is {best}'s {100 * accuracies[best]:.2f} %"
     if not close:
-        return timing.Verdict(head + ": it is better than every other recipe by more than that", CLEAR_BEST)
-    return timing.Verdict(head + f": {', '.join(close)} {'lies' if len(close) == 1 else 'lie'} within it, the same "
-                          "within the noise; the choice among them is not a measured difference", WITHIN_NOISE)
+        return timing.Verdict(f"{head}, better than every other recipe's by more than the noise of {noise:.2f} points "
+                              f"({source})", CLEAR_BEST)
+    names = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} and {close[-1]}"
+    return timing.Verdict(f"{head}; {names} {'lies' if len(close) == 1 else 'lie'} within the noise of {noise:.2f} "
+                          f"points ({source}) below it, so the choice among them is not a measured difference",
+                          WITHIN_NOISE)
 
 
 def _data(quick: bool):

@@ -154,14 +154,20 @@ def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict
 
 def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
     """The same dispatches with barriers (bare) and without (loose, wrong results): two Timings a step,
-    measured interleaved. Outcomes: "barriers cost", "same within noise", or "no barrier cost" where the
-    dispatches without barriers took longer beyond the noise."""
+    measured interleaved. The share of a step spent waiting at the barriers is not a part beside the
+    kernels' share of step_account (profile.py): the wait is inside the kernels' times measured one by one,
+    and the sentence says so, so the two shares are not read as parts of one whole. Outcomes: "barriers
+    cost", "same within noise", or "no barrier cost" where the dispatches without barriers took longer beyond
+    the noise."""
     head = f"without the barriers the same dispatches take {loose.text()} a step instead of {bare.text()}: "
     outcome = timing.compare(loose, bare, margin)
     if outcome == timing.A_FASTER:
-        return timing.Verdict(head + f"{1 - loose.median / bare.median:.0%} of a step is the wait the barriers impose "
-                              "(the next dispatch may not begin while the last one drains); fewer dependent "
-                              "dispatches shorten it, faster arithmetic does not".replace("%", " %"), "barriers cost")
+        wait = f"{1 - loose.median / bare.median:.0%}".replace("%", " %")
+        return timing.Verdict(head + f"{wait} of a step is waiting at the barriers, where the next dispatch may not "
+                              "begin until the last one has drained. That wait lies inside the kernels' own times "
+                              "(each timed alone with its barrier, its drain included), so this share overlaps "
+                              "theirs instead of adding to it; fewer dependent dispatches shorten it, faster "
+                              "arithmetic does not", "barriers cost")
     if outcome == timing.B_FASTER:
         return timing.Verdict(head + "longer than with them, beyond the noise, so the barriers cost nothing we can "
                               "measure here and something else set the step's time", "no barrier cost")
@@ -171,7 +177,9 @@ def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
 
 def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
     """An epoch's parts (seconds, adding up to the epoch; one may be negative, an overlap or what the parts
-    measured apart add up to beyond the epoch) as shares that add to 100 %, and which part is the largest:
+    measured apart add up to beyond the epoch) as shares that add to 100 %, and which part is the largest
+    ('kernel 70 %, dispatch 23 %, … of the epoch; the largest part is kernel', reading on after a lead-in
+    such as 'An epoch of 469 steps: '):
     named only where it leads the next by more than `lead` of the epoch (outcome "largest: NAME"),
     otherwise "too close to call"."""
     total = sum(parts.values())
@@ -179,9 +187,9 @@ def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
         raise ValueError(f"the parts must add up to a positive time, got {total}")
     shares = {k: v / total for k, v in parts.items()}
     ranked = sorted(shares, key=shares.get, reverse=True)
-    text = "shares of the epoch: " + ", ".join(f"{k} {round(100 * v) + 0} %" for k, v in shares.items())
+    text = ", ".join(f"{k} {round(100 * v) + 0} %" for k, v in shares.items()) + " of the epoch"
     if len(ranked) == 1 or shares[ranked[0]] - shares[ranked[1]] > lead:
-        return timing.Verdict(f"{text}; the largest is {ranked[0]}", f"largest: {ranked[0]}")
+        return timing.Verdict(f"{text}; the largest part is {ranked[0]}", f"largest: {ranked[0]}")
     return timing.Verdict(f"{text}; {ranked[0]} and {ranked[1]} are too close to call the larger", "too close to call")
 
 

@@ -266,13 +266,42 @@ def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
     return {"arithmetic": work, "fixed": kernel_total - work, "rest": step - kernel_total}
 
 
+PACE_MARGIN = 0.10   # a step's two sides (GPU, Python) are called apart only beyond 10 %, as streams vary
+GPU_SLOWER, PYTHON_SLOWER = "GPU slower", "Python slower"   # pace()'s outcomes, with timing.SAME
+
+
+def pace(kernels: timing.Timing, issue: timing.Timing, margin: float = PACE_MARGIN) -> timing.Verdict:
+    """The GPU's dispatches alone (kernels: a step's kernels timed one by one, added up) against Python's time
+    to issue the step (issue), as one sentence: which side is the slower here, with the ratio of the medians,
+    where their 20-80 % bands are apart and the medians more than `margin` apart (timing.compare); otherwise
+    timing.the_same's words. Outcome: GPU_SLOWER, PYTHON_SLOWER or timing.SAME. A stream goes at the slower
+    side's pace, but Python's side moved by tens of percent between runs on one H100 (notebook 05: 29 to
+    49 µs against the GPU's 40 µs; notebook 08: 10 to 17 µs against 20 µs), so the sentence says that its
+    side holds for this run only, and no notebook records this outcome as a verdict."""
+    outcome = timing.compare(kernels, issue, margin)
+    gpu, python = f"the GPU's dispatches alone ({kernels.text()})", f"Python's time to issue the step ({issue.text()})"
+    caveat = ("a stream goes at the slower side's pace, and Python's side moves by tens of percent from one run "
+              "to the next, so which side is the slower holds for this run only")
+    if outcome == timing.B_FASTER:
+        text = (f"{gpu[0].upper()}{gpu[1:]} take {timing._g(kernels.median / issue.median, 2)}× {python}: here the GPU is "
+                f"the slower side; {caveat}.")
+        return timing.Verdict(text, GPU_SLOWER)
+    if outcome == timing.A_FASTER:
+        text = (f"{python[0].upper()}{python[1:]} is {timing._g(issue.median / kernels.median, 2)}× the time of {gpu}: here Python is "
+                f"the slower side; {caveat}.")
+        return timing.Verdict(text, PYTHON_SLOWER)
+    text = (f"{gpu[0].upper()}{gpu[1:]} and {python} are {timing.the_same(kernels, issue, margin)}: neither side "
+            f"is the slower one here; {caveat}.")
+    return timing.Verdict(text, timing.SAME)
+
+
 def step_account(profile: dict, what: str = "a step") -> str:
-    """profile_step's figures as three sentences: where the step (`what`) in a stream goes, the kernels'
-    arithmetic, the fixed cost of its dispatches and barriers and the rest (idle or overlap), in shares that
-    add to 100 %; what Python spends issuing it, call by call; and the GPU's dispatches alone against
-    Python's issue time, with no verdict on who sets the pace: Python's issue time moved from 29 to 49 µs
-    between three runs of notebook 05 on one H100 (2026-11-27) against the GPU's 40 µs, and from 10 to 17 µs
-    in notebook 08 against 20 µs, so a verdict with any threshold flipped between runs."""
+    """profile_step's figures as three sentences: where the step (`what`) in a stream goes, in shares that
+    add to 100 %: the kernels' time beyond an empty dispatch (each kernel timed alone with its barrier, so
+    the share holds the kernel's own drain, the last work groups finishing while the rest of the GPU waits),
+    the fixed cost of its dispatches and barriers and the rest (idle or overlap); what Python spends issuing
+    it, call by call; and pace(): the GPU's dispatches alone against Python's issue time, which side is the
+    slower in this run (a sentence, not a verdict: see pace)."""
     fixed = profile["empty"] * profile["dispatches_per_step"]
     step = profile["step"]
     parts = step_shares(step, profile["kernel_total"], fixed)
@@ -281,9 +310,9 @@ def step_account(profile: dict, what: str = "a step") -> str:
                   if rest >= 0 else
                   f"less {share_text(-rest, step)} that the kernels overlap when they run back to back in a step")
     where = (f"{what[0].upper()}{what[1:]} in a stream of {profile['stream_steps']} takes "
-             f"{profile['step_timing'].text()}: the kernels' arithmetic {share_text(parts['arithmetic'], step)}, the "
-             f"fixed cost of {profile['dispatches_per_step']} dispatches and barriers {share_text(parts['fixed'], step)}, "
-             f"{rest_words}.")
+             f"{profile['step_timing'].text()}: the kernels beyond an empty dispatch, their drain included, "
+             f"{share_text(parts['arithmetic'], step)}, the fixed cost of {profile['dispatches_per_step']} dispatches "
+             f"and barriers {share_text(parts['fixed'], step)}, {rest_words}.")
     issue = profile["issue_timing"]
     calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
                       for name, c in profile["calls"].items() if c["calls"])
@@ -292,11 +321,7 @@ def step_account(profile: dict, what: str = "a step") -> str:
                + (f"{seconds_text(around)} of Python around those calls." if around >= 0 else
                   f"nothing measurable around them (the calls timed one by one add up to {seconds_text(-around)} "
                   "more)."))
-    kernels = kernels_timing(profile)
-    who = (f"The GPU's dispatches alone take {kernels.text()} against Python's {issue.text()}: a stream goes at "
-           "the slower side's pace, and Python's side moves by tens of percent from one run to the next, so which "
-           "side that is here holds for this run only.")
-    return f"{where} {issuing} {who}"
+    return f"{where} {issuing} {pace(kernels_timing(profile), issue)}"
 
 
 def stream_start(profile: dict) -> str:
