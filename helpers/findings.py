@@ -50,7 +50,7 @@ def sentence(text: str) -> str:
     if not text:
         raise ValueError("a finding needs words")
     first = text.split()[0]
-    if first.rstrip(".,;:!?").replace("'", "").isalpha():
+    if first.rstrip(".,;:!?").replace("'", "").replace("-", "").isalpha():
         text = text[0].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
 

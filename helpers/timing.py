@@ -245,9 +245,9 @@ def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGI
     outcome = compare(a, b, margin)
     both = f"{name_a} ({a.text()}) and {name_b} ({b.text()})"
     if outcome == A_FASTER:
-        text = f"{name_a} ({a.text()}) is {b.median / a.median:.2g}× faster than {name_b} ({b.text()})"
+        text = f"{name_a} ({a.text()}) is {_g(b.median / a.median, 2)}× faster than {name_b} ({b.text()})"
     elif outcome == B_FASTER:
-        text = f"{name_b} ({b.text()}) is {a.median / b.median:.2g}× faster than {name_a} ({a.text()})"
+        text = f"{name_b} ({b.text()}) is {_g(a.median / b.median, 2)}× faster than {name_a} ({a.text()})"
     else:
         text = f"{both} are {the_same(a, b, margin)}"
     return Verdict(text, outcome)

@@ -24,5 +24,6 @@ def test_sentence_capitalises_and_ends_once():
     assert findings.sentence("the net read 10 of 10") == "The net read 10 of 10."
     assert findings.sentence("Already one.") == "Already one."
     assert findings.sentence("dense_1's kernels took 5 µs") == "dense_1's kernels took 5 µs."
+    assert findings.sentence("re-made digits read 97 %") == "Re-made digits read 97 %."   # a hyphenated first word
     with pytest.raises(ValueError):
         findings.sentence("  ")

@@ -88,6 +88,8 @@ def test_versus_sentences_match_their_outcome():
     assert v.outcome == B_FASTER and v.startswith("fused (") and "2× faster than unfused" in v
     v = timing.versus(fast, spread(1.01e-3, 0.97e-3, 1.05e-3), "fused", "unfused")
     assert v.outcome == SAME and v.endswith("are the same within the noise we measured") and "faster" not in v
+    v = timing.versus(spread(1e-6, 0.99e-6, 1.01e-6), spread(1.5e-3, 1.49e-3, 1.51e-3), "kernel", "epoch")
+    assert "is 1500× faster than epoch" in v and "e+" not in v       # a large ratio, written without an exponent
 
 
 @pytest.mark.parametrize("a, b, overlaps", [
