@@ -203,7 +203,7 @@ def test_the_default_writes_beside_the_json_and_touches_nothing_tracked(tmp_path
 
 def test_the_default_refuses_to_overwrite_a_tracked_file():
     with pytest.raises(SystemExit, match="a file the course tracks"):
-        report.write_beside(report.ROOT / "notebooks" / "results" / "fused-epochs-h100.json")   # .md is tracked
+        report.write_beside(report.ROOT / "notebooks" / "results" / "RESULTS.json")   # RESULTS.md is tracked
 
 
 def test_help_is_help(capsys):
