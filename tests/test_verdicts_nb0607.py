@@ -393,3 +393,16 @@ def test_fusion_segments_either_side_of_alike(rest_fused, outcome, words):
 def test_fusion_segments_rest_fell_more_just_outside_alike():
     v = fused_mlp.fusion_segments(30e-6, 45e-6, 26.1e-6, 36.1e-6)    # kernels down 3.9 µs, the rest down 5.0 µs
     assert v.outcome == fused_mlp.REST_FELL_MORE and "the rest of the step fell more" in v
+
+
+@pytest.mark.parametrize("jax_ms, outcome, words", [
+    (17.3, timing.A_FASTER, "that trainer's epoch (10.5 ms (10.4–10.6)) is 1.6× faster than JAX's epoch in fp32 "
+                            "(17.3 ms (17.1–17.5))"),
+    (8.0, timing.B_FASTER, "JAX's epoch in fp32 (8 ms (7.92–8.08)) is 1.3× faster than that trainer's epoch"),
+    (10.6, timing.SAME, "that trainer's epoch (10.5 ms (10.4–10.6)) and JAX's epoch in fp32 (10.6 ms (10.5–10.7)) "
+                        "are the same within the noise")])
+def test_fastest_versus_names_the_trainer_in_its_own_clause(jax_ms, outcome, words):
+    v = bench_fused.fastest_versus(row("fused blocked 784-128-10 SGD", 10.5), row("JAX fp32", jax_ms),
+                                   "JAX's epoch in fp32")
+    assert v.outcome == outcome and words in v
+    assert v.startswith("The fastest GLSL trainer of the benchmark at this size is fused blocked 784-128-10 SGD: ")

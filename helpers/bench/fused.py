@@ -496,10 +496,20 @@ def rows_versus(row_a: dict, row_b: dict, name_a: str, name_b: str, margin: floa
     return versus(row_timing(row_a), row_timing(row_b), name_a, name_b, margin)
 
 
+def fastest_versus(fastest: dict, other: dict, other_name: str, margin: float = timing.MARGIN) -> timing.Verdict:
+    """The fastest GLSL trainer's row (fastest_glsl) against another row: 'The fastest GLSL trainer of the
+    benchmark at this size is <name>: that trainer's epoch (…) is 1.6× faster than <other_name> (…)', or the
+    other way round, or the same (timing.versus's outcome). The trainer is named in a clause of its own, so no
+    appositive runs into the timing's parenthesis."""
+    v = timing.versus(row_timing(fastest), row_timing(other), "that trainer's epoch", other_name, margin)
+    return timing.Verdict(f"The fastest GLSL trainer of the benchmark at this size is {fastest['name']}: {v}",
+                          v.outcome)
+
+
 WHY_GRAPHS = {
     timing.SAME: ("one graph for the whole epoch saves Python's call a step, but with a graph a step Python "
                   "issues the next replay while the GPU still runs the step before, so the GPU never waits for "
-                  "it: both epochs are the same kernels back to back on the GPU"),
+                  "it, and both epochs are the same kernels back to back on the GPU"),
     "whole faster": ("with a graph a step the GPU waited for Python's replay between steps; the whole-epoch "
                      "graph has no such gap"),
     "step faster": ("a gap between steps does not explain it (the whole-epoch graph has none); this measurement "
