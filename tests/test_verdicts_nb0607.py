@@ -87,6 +87,19 @@ def test_kernel_share_account_prints_every_figure_of_its_share(epoch_ms, share):
     assert low <= value <= high and abs(value - share) < 0.01
 
 
+@pytest.mark.parametrize("kernels_us, empty_us", [((20.125, 20.125), 2.5036),   # 40.25 and 2.504 print as 40.2, 2.5
+                                                  ((10.0, 5.0, 6.0, 5.0, 9.0, 5.0), 2.494),   # old: 11.7 ms
+                                                  ((12.96, 8.34), 2.349)])
+def test_kernel_share_account_arithmetic_holds_on_the_printed_figures(kernels_us, empty_us):
+    """The kernels' epoch time it prints is (printed kernels - n × printed empty) × steps, to three figures."""
+    words, (share, _, _) = bench_fused.kernel_share_account("fused", _Trainer(), _prof(kernels_us, empty_us), T(20.0))
+    got = re.search(r"kernels ([\d.]+) µs a step, less (\d+) × ([\d.]+) µs of empty dispatch, × 469 steps: "
+                    r"([\d.]+) ms of a", words)
+    k, n, e, ms = float(got.group(1)), int(got.group(2)), float(got.group(3)), float(got.group(4))
+    assert f"{(k - n * e) * 469 / 1e3:.3g}" == f"{ms:.3g}"
+    assert int(re.search(r"kernels (\d+)%", words).group(1)) == round(100 * (k - n * e) * 469 / 1e3 / 20.0)
+
+
 def test_kernel_share_account_names_a_kernel_no_longer_than_an_empty_dispatch():
     words, _ = bench_fused.kernel_share_account("fused", _Trainer(), _prof((12.9, 8.3, 2.0)), T(16.5))
     assert "less 2 × 2.3 µs" in words and "1 kernel no longer than an empty dispatch counts nothing" in words
