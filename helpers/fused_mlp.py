@@ -459,9 +459,16 @@ def loop_epochs(loops: dict, backs: dict) -> str:
     a pause runs at full speed, in the next at a third of it), so they are not compared with each other or
     with back-to-back ones: a comparison would come out differently on a second run."""
     ms = lambda s: f"{1e3 * s:.3g} ms"                                      # noqa: E731
-    parts = [f"{name}'s loop epochs took {ms(loop.median)} at the median (fastest {ms(min(loop.samples))}, slowest "
-             f"{ms(max(loop.samples))}; the median {loop.median / backs[name].median:.2f}× its back-to-back median)"
-             for name, loop in loops.items()]
+
+    def part(name, loop):
+        ratio = loop.median / backs[name].median
+        if len(loop.samples) == 1:
+            return f"{name}'s one loop epoch took {ms(loop.median)} ({ratio:.2f}× its back-to-back median)"
+        if ms(min(loop.samples)) == ms(max(loop.samples)):
+            return f"{name}'s loop epochs took {ms(loop.median)} each ({ratio:.2f}× its back-to-back median)"
+        return (f"{name}'s loop epochs took {ms(loop.median)} at the median (fastest {ms(min(loop.samples))}, "
+                f"slowest {ms(max(loop.samples))}; the median {ratio:.2f}× its back-to-back median)")
+    parts = [part(name, loop) for name, loop in loops.items()]
     text = ", and ".join(parts)
     return (f"{text[0].upper()}{text[1:]}: a loop's epochs include what the pauses between them do to the GPU's "
             "clock, which differs from run to run, so only back-to-back epochs compare the trainers")

@@ -179,6 +179,13 @@ def test_loop_epochs_is_a_sentence_that_orders_nothing():
     assert "faster" not in text and "slower" not in text and "only back-to-back epochs compare" in text
 
 
+def test_loop_epochs_names_a_figure_once_where_the_epochs_agree():
+    one = fused_mlp.loop_epochs({"the fused trainer": timing.Timing((0.770,))}, {"the fused trainer": T(1040.0)})
+    assert one.startswith("The fused trainer's one loop epoch took 770 ms (0.74× its back-to-back median):")
+    level = fused_mlp.loop_epochs({"x": timing.Timing((0.2171, 0.2172))}, {"x": T(217.0)})
+    assert "X's loop epochs took 217 ms each (1.00× its back-to-back median)" in level and level.count("217 ms") == 1
+
+
 @pytest.mark.parametrize("loop, back, outcome, words", [(59.6, 29.2, "slower in the loop", "2.04× as long as back-to-back"),
                                                         (34.0, 29.2, "slower in the loop", "1.16× as long as back-to-back"),
                                                         (33.0, 29.2, timing.SAME, "about as long as back-to-back"),
