@@ -113,12 +113,25 @@ def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
     if not typical_above(slow, fast):
         return Verdict(f"the two kinds of epoch ({slow.text()} and {fast.text()}) are {not_above(slow, fast)}: "
                        "there is no gap to explain", NO_GAP)
-    head = f"the slower epochs ({slow.text()}, {slower:.2f}× the time of {fast.text()})"
+    head = f"the slower epochs took {slower:.2f}× as long at the median, {slow.text()} against {fast.text()},"
     if clock_ratio < 1 / (1 + margin):
-        return Verdict(f"{head} ran at a higher clock ({clock_ratio:.2f}× the fast epochs' clock): the clock does not "
-                       "explain them", CLOCK_HIGHER)
+        return Verdict(f"{head} yet ran at {clock_words(clock_ratio)}: the clock does not explain them", CLOCK_HIGHER)
     if clock_ratio < 1 + margin:
-        return Verdict(f"{head} ran at about the same clock ({clock_ratio:.2f}×): the clock does not explain them",
-                       CLOCK_SAME)
-    return Verdict(f"{head} ran at a clock {clock_ratio:.2f}× lower, which stretches a kernel by up to "
-                   f"{clock_ratio:.2f}×: the GPU clocked down in the pauses between the loop's epochs", CLOCK_LOWER)
+        words = clock_words(clock_ratio)
+        about = ("the same clock" if words == "the same clock" else
+                 f"about the same clock ({words.removeprefix('a clock ')}, within the {100 * margin:.3g} % we call "
+                 "the same)")
+        return Verdict(f"{head} and ran at {about}: the clock does not explain them", CLOCK_SAME)
+    return Verdict(f"{head} and ran at a clock {clock_ratio:.2f}× lower, which can stretch a kernel by as much: the "
+                   "GPU clocked down in the pauses between the loop's epochs", CLOCK_LOWER)
+
+
+def clock_words(clock_ratio: float) -> str:
+    """The slower epochs' clock against the faster ones', from clock_ratio = the fast epochs' clock / the slow
+    ones': 'a clock 1.18× higher' (ratio 0.85), 'a clock 1.10× lower' (ratio 1.10), 'the same clock' where
+    either way it rounds to 1.00×."""
+    if f"{clock_ratio:.2f}" == "1.00" or f"{1 / clock_ratio:.2f}" == "1.00":
+        return "the same clock"
+    if clock_ratio > 1:
+        return f"a clock {clock_ratio:.2f}× lower"
+    return f"a clock {1 / clock_ratio:.2f}× higher"

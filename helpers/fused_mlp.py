@@ -383,8 +383,14 @@ def kernel_share(name: str, share: float, low: float | None = None, high: float 
     low, high = share if low is None else low, share if high is None else high
     if not 0 <= low <= share <= high <= 1:
         raise ValueError(f"a share of the epoch is between 0 and 1, with low <= share <= high; got {low}, {share}, {high}")
-    band = f" ({low:.0%}–{high:.0%})" if high > low else ""
-    return f"{name}: kernels {share:.0%}{band} of the epoch"
+    return f"{name}: kernels {share_text(share, low, high)} of the epoch"
+
+
+def share_text(share: float, low: float, high: float) -> str:
+    """'62% (62%–63%)': a share and its band in whole percents; the share alone where the band rounds to
+    the share's own figure ('70%', not '70% (70%–70%)')."""
+    band = f"{low:.0%}–{high:.0%}"
+    return f"{share:.0%}" if band == f"{share:.0%}–{share:.0%}" else f"{share:.0%} ({band})"
 
 
 SHARE_ROSE, SHARE_FELL, SHARE_LEVEL = "kernel share rose", "kernel share fell", "kernel share level"
@@ -393,18 +399,24 @@ SHARE_ROSE, SHARE_FELL, SHARE_LEVEL = "kernel share rose", "kernel share fell", 
 def share_shift(before: tuple, after: tuple, names: tuple = ("notebook 05's epoch", "the fused epoch")) -> timing.Verdict:
     """How fusion moved the kernels' share of an epoch, from two (share, low, high) of kernel_share: it rose
     only when the whole band after lies above the whole band before, fell only the other way round;
-    otherwise the two are level. Outcome SHARE_ROSE, SHARE_FELL or SHARE_LEVEL."""
-    text = lambda s: f"{s[0]:.0%} ({s[1]:.0%}–{s[2]:.0%})"                        # noqa: E731
+    otherwise the two are level. Outcome SHARE_ROSE, SHARE_FELL or SHARE_LEVEL.
+    The share is W / (W + F), W the kernels' own work and F the rest of the epoch (fixed costs and waiting),
+    so it rises exactly when F / W falls: when F changed by a smaller factor than W (fell by a larger
+    fraction), whichever way each moved. The words say that, in relative terms, and nothing about which
+    fell by more microseconds (fusion_segments says that)."""
+    text = lambda s: share_text(*s)                                                  # noqa: E731
     both = f"from {text(before)} of {names[0]} to {text(after)} of {names[1]}"
     if after[1] > before[2]:
-        return timing.Verdict(f"Fusion raised the kernels' share of the epoch {both}: it removed more fixed costs "
-                              "and waiting than arithmetic, so what is left is more the kernels' own time",
-                              SHARE_ROSE)
+        return timing.Verdict(f"Fusion raised the kernels' share of the epoch {both}: relative to the kernels' own "
+                              "work, the fixed costs and waiting shrank (they fell by a larger fraction, or grew by "
+                              "a smaller one)", SHARE_ROSE)
     if after[2] < before[1]:
-        return timing.Verdict(f"Fusion lowered the kernels' share of the epoch {both}: it removed more arithmetic "
-                              "than fixed costs and waiting", SHARE_FELL)
-    return timing.Verdict(f"Fusion left the kernels' share of the epoch level, {both} (the bands overlap): it "
-                          "removed kernel time and fixed costs alike", SHARE_LEVEL)
+        return timing.Verdict(f"Fusion lowered the kernels' share of the epoch {both}: relative to the fixed costs "
+                              "and waiting, the kernels' own work shrank (it fell by a larger fraction, or grew by "
+                              "a smaller one)", SHARE_FELL)
+    return timing.Verdict(f"Fusion left the kernels' share of the epoch level, {both} (the bands overlap): the "
+                          "kernels' own work and the fixed costs and waiting kept about the same proportion",
+                          SHARE_LEVEL)
 
 
 KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE, NEITHER_FELL = ("kernels fell more", "the rest fell more", "both fell alike",
@@ -415,13 +427,17 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
                     margin: float = 0.2) -> timing.Verdict:
     """Which part of a step fusion shrank more, from notebook 06's table (seconds a step): the kernels (the
     sum of each dispatch timed alone) and the rest of the step (its epoch's time a step minus the kernels:
-    launches, barriers, waiting). Two drops closer than `margin` of the larger are called alike. Outcome:
-    KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE, or NEITHER_FELL where neither part got smaller."""
-    us = lambda s: f"{1e6 * s:.1f} µs"                                       # noqa: E731
-    rest_u, rest_f = max(step_unfused - kernel_unfused, 0.0), max(step_fused - kernel_fused, 0.0)
-    drop = {"kernel": kernel_unfused - kernel_fused, "rest": rest_u - rest_f}
-    way = lambda d: f"{'down' if d >= 0 else 'up'} {us(abs(d))}"            # noqa: E731
-    text = (f"Fusion took the kernels of a step from {us(kernel_unfused)} to {us(kernel_fused)} ({way(drop['kernel'])}) "
+    launches, barriers, waiting). Every figure is printed to 0.1 µs, and each drop is the difference of the
+    two printed figures, which the outcome is judged on too, so the words never contradict the figures.
+    Two drops closer than `margin` of the larger are called alike. Outcome: KERNEL_FELL_MORE, REST_FELL_MORE,
+    BOTH_ALIKE, or NEITHER_FELL where neither part got smaller."""
+    tenths = lambda s: round(1e7 * s)                                     # noqa: E731  (0.1 µs units)
+    us = lambda t: f"{t / 10:.1f} µs"                                      # noqa: E731
+    kernel_u, kernel_f = tenths(kernel_unfused), tenths(kernel_fused)
+    rest_u, rest_f = tenths(max(step_unfused - kernel_unfused, 0.0)), tenths(max(step_fused - kernel_fused, 0.0))
+    drop = {"kernel": kernel_u - kernel_f, "rest": rest_u - rest_f}
+    way = lambda d: f"down {us(d)}" if d > 0 else f"up {us(-d)}" if d < 0 else "unchanged"   # noqa: E731
+    text = (f"Fusion took the kernels of a step from {us(kernel_u)} to {us(kernel_f)} ({way(drop['kernel'])}) "
             f"and the rest of a step (its epoch's time a step minus the kernels: launches, barriers, waiting) from "
             f"{us(rest_u)} to {us(rest_f)} ({way(drop['rest'])})")
     larger = max(abs(drop["kernel"]), abs(drop["rest"]))
@@ -436,17 +452,40 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
 
 def loop_epochs(loops: dict, backs: dict) -> str:
     """A sentence, not a verdict, on training-loop epochs: {trainer: Timing of its loop's epochs} and
-    {trainer: Timing of its back-to-back epochs}. Each trainer's loop epochs as their median, fastest and
-    slowest, and the median's ratio to back to back. A loop's epochs carry the GPU's clock changes in the
+    {trainer: Timing of its back-to-back epochs}. Each trainer's loop epochs as their median, the fastest and
+    the slowest of them (not the 20-80 % band: the extremes are what a loop's clock changes show), and the
+    median's ratio to the back-to-back median. A loop's epochs carry the GPU's clock changes in the
     pauses between them, and how far the GPU clocks down differs from run to run (in one run an epoch after
     a pause runs at full speed, in the next at a third of it), so they are not compared with each other or
     with back-to-back ones: a comparison would come out differently on a second run."""
-    parts = [f"{name}'s {1e3 * loop.median:.3g} ms at the median ({1e3 * min(loop.samples):.3g} to "
-             f"{1e3 * max(loop.samples):.3g} ms; {loop.median / backs[name].median:.2f}× its back-to-back epoch)"
-             for name, loop in loops.items()]
-    return (f"In the training loop the epochs took {', and '.join(parts)}: a loop's epochs include what the "
-            "pauses between them do to the GPU's clock, which differs from run to run, so only back-to-back "
-            "epochs compare the trainers")
+    ms = lambda s: f"{1e3 * s:.3g} ms"                                      # noqa: E731
+
+    def part(name, loop):
+        ratio = loop.median / backs[name].median
+        if len(loop.samples) == 1:
+            return f"{name}'s one loop epoch took {ms(loop.median)} ({ratio:.2f}× its back-to-back median)"
+        if ms(min(loop.samples)) == ms(max(loop.samples)):
+            return f"{name}'s loop epochs took {ms(loop.median)} each ({ratio:.2f}× its back-to-back median)"
+        return (f"{name}'s loop epochs took {ms(loop.median)} at the median (fastest {ms(min(loop.samples))}, "
+                f"slowest {ms(max(loop.samples))}; the median {ratio:.2f}× its back-to-back median)")
+    parts = [part(name, loop) for name, loop in loops.items()]
+    text = ", and ".join(parts)
+    return (f"{text[0].upper()}{text[1:]}: a loop's epochs include what the pauses between them do to the GPU's "
+            "clock, which differs from run to run, so only back-to-back epochs compare the trainers")
+
+
+def fastest_loop_epoch(loop: timing.Timing, back: timing.Timing, margin: float = 0.15) -> str:
+    """The clause loop_slowdown adds about the loop's fastest epoch when most of them were slower: its time and
+    its ratio to the back-to-back median, and 'no slower than back to back' where it took less than four in
+    five back-to-back epochs (below their 20th percentile), 'about as fast as back to back' where it lies
+    within `margin` above their 80th percentile (timing.typical_above), nothing where it took longer."""
+    quickest = min(loop.samples)
+    if timing.typical_above(timing.Timing((quickest,)), back, margin):
+        return ""
+    said = ("no slower than back to back" if quickest < back.low else
+            f"about as fast as back to back (within the {100 * margin:.3g} % we call the same)")
+    return (f"; its fastest epoch ({1e3 * quickest:.3g} ms, {quickest / back.median:.2f}× the back-to-back "
+            f"median) was {said}")
 
 
 def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | None = None,
@@ -463,15 +502,13 @@ def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | Non
              "out of the epoch's time, the GPU idle meanwhile)" if drawing is not None else
              "the loop drew nothing during its epochs, and the GPU waited only for the evaluation between them")
     if timing.typical_above(loop, back, margin):
-        quickest = min(loop.samples)
-        fastest = (f"; its fastest epoch ({1e3 * quickest:.3g} ms) ran about as fast as back to back"
-                   if not timing.typical_above(timing.Timing((quickest,)), back, margin) else "")
+        fastest = fastest_loop_epoch(loop, back, margin)
         return timing.Verdict(
-            f"the training loop's epochs ({loop.text()}) took {ratio:.2f}× a back-to-back epoch ({back.text()}) "
-            f"at the median{fastest}: {pause}; notebook 05 measures what such pauses do to the GPU's clock",
+            f"At the median, the training loop's epochs ({loop.text()}) took {ratio:.2f}× as long as back-to-back "
+            f"ones ({back.text()}){fastest}: {pause}; notebook 05 measures what such pauses do to the GPU's clock",
             "slower in the loop")
-    return timing.Verdict(f"the training loop's epochs ({loop.text()}) took about a back-to-back epoch's time "
-                          f"({back.text()}, {ratio:.2f}× at the median); the two are "
+    return timing.Verdict(f"The training loop's epochs ({loop.text()}) took about as long as back-to-back ones "
+                          f"({back.text()}), {ratio:.2f}× at the median; the two are "
                           f"{timing.not_above(loop, back, margin)}: {pause}", timing.SAME)
 
 

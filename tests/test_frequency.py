@@ -93,12 +93,17 @@ def _epochs(ms, spread=0.01):
     (20.5, 3.0, NO_GAP, "no gap to explain"),
     (50.0, 1.10, CLOCK_SAME, "the clock does not explain them"),     # within the 15 % margin
     (50.0, 1.20, CLOCK_LOWER, "clocked down"),                       # beyond it
-    (50.0, 3.5, CLOCK_LOWER, "a clock 3.50× lower"),
-    (60.0, 1.5, CLOCK_LOWER, "stretches a kernel by up to 1.50×"),
+    (50.0, 3.5, CLOCK_LOWER, "ran at a clock 3.50× lower, which can stretch a kernel by as much:"),
+    (60.0, 1.5, CLOCK_LOWER, "ran at a clock 1.50× lower, which can stretch a kernel by as much:"),
 ])
 def test_verdict(slow, clock_ratio, outcome, says):
     v = verdict(_epochs(slow), _epochs(20.0), clock_ratio)
     assert v.outcome == outcome and says in v
+    if outcome != NO_GAP:   # the clock's figure once; the qualifier before the figures, no parenthesis after a band
+        assert v.count(f"{clock_ratio:.2f}×") == 1
+        assert (f"the slower epochs took {slow / 20:.2f}× as long at the median, {_epochs(slow).text()} against "
+                f"{_epochs(20.0).text()}, ") in v
+        assert ") (" not in v and "), " + f"{slow / 20:.2f}" not in v
     assert "explains the gap" not in v and "part of the gap" not in v   # how far a GPU clocks down varies by run
 
 
@@ -162,7 +167,18 @@ def test_verdict_no_gap_says_noise_only_where_the_bands_overlap(slow, noise):
                                             (0.50, CLOCK_HIGHER)])
 def test_verdict_does_not_call_a_higher_clock_about_the_same(ratio, outcome):
     v = verdict(_epochs(50.0), _epochs(20.0), ratio)
-    assert v.outcome == outcome and f"{ratio:.2f}×" in v and "does not explain" in v
-    assert ("about the same clock" in v) == (outcome == CLOCK_SAME) and ("higher clock" in v) == (outcome == CLOCK_HIGHER)
+    # the slow epochs' clock is 1 / ratio times the fast ones': higher, never printed as "0.85× the fast clock"
+    assert v.outcome == outcome and f"{1 / ratio:.2f}× higher" in v and "does not explain" in v
+    assert ("about the same clock" in v) == (outcome == CLOCK_SAME) and ("yet ran at a clock" in v) == (outcome == CLOCK_HIGHER)
 
 
+
+
+@pytest.mark.parametrize("ratio, words", [(1.10, "a clock 1.10× lower"), (0.85, "a clock 1.18× higher"),
+                                          (1.001, "the same clock"), (0.999, "the same clock")])
+def test_clock_words_say_which_way_with_the_figure_of_that_way(ratio, words):
+    from helpers.frequency import clock_words
+    assert clock_words(ratio) == words
+    v = verdict(_epochs(50.0), _epochs(20.0), ratio)
+    assert words.removeprefix("a clock ") in v and (" the same clock" in v) == (v.outcome == CLOCK_SAME)
+    assert ("a clock 1.10× lower" not in v) and "clock (a clock" not in v

@@ -197,3 +197,63 @@ def test_mapped_read_verdict_same_says_noise_only_where_the_bands_overlap(staged
     assert v.outcome == timing.SAME
     assert ("the same within the noise we measured" in v) is noise
     assert ("1.03× apart, within the 10 % we call the same" in v) is not noise
+
+
+# --- the benchmark record's epochs beside this notebook's: what they are, and two comparisons ---------------
+
+def _banded(ms, spread=0.01, **extra):
+    return {"ms": ms, "ms_low": ms * (1 - spread), "ms_high": ms * (1 + spread), **extra}
+
+
+def _timed_record(eager_ms=536.0, numpy_ms=486.0, images=60_000):
+    return {"device": {"describe": "NVIDIA H100 80GB HBM3/PCIe/SSE2 | OpenGL 4.3", "date": "2026-11-27"},
+            "benches": {"train": [{"name": "NumPy (CPU)", "epoch_s": numpy_ms / 1e3, "images": images, "repeats": 5,
+                                   **_banded(numpy_ms)}],
+                        "fused": [{"name": "unfused 784-128-10 SGD (notebook 05)", **_banded(22.9)},
+                                  {"name": "PyTorch eager 784-128-10 SGD", **_banded(eager_ms)}]}}
+
+
+def test_committed_timings_keep_each_rows_band():
+    t = train.committed_timings(_timed_record())
+    assert t["NumPy (CPU)"].text() == "486 ms (481–491)" and t["PyTorch eager"].text() == "536 ms (531–541)"
+    assert t["GLSL, six dispatches a step"].text() == "22.9 ms (22.7–23.1)"
+    assert train.committed_timings(_record())["NumPy (CPU)"].text() == "487 ms (487–487)"   # a row with no band
+
+
+def test_record_account_says_what_the_figures_are():
+    intro, _, _ = train.record_account(_timed_record())
+    assert intro.startswith("These are the benchmark record's epochs, run on the NVIDIA H100 80GB HBM3 on "
+                            "2026-11-27, not in this notebook's run")
+
+
+@pytest.mark.parametrize("eager_ms, outcome, words", [
+    (536.0, timing.B_FASTER, "NumPy's epoch on the CPU (486 ms (481–491)) is 1.1× faster than PyTorch eager's epoch "
+                             "on the GPU (536 ms (531–541)): PyTorch eager issues every operation"),
+    (440.0, timing.A_FASTER, "PyTorch eager's epoch on the GPU (440 ms (436–444)) is 1.1× faster than NumPy's epoch "
+                             "on the CPU (486 ms (481–491)): even with every operation"),
+    (490.0, timing.SAME, "are the same within the noise we measured: with every operation")])
+def test_record_account_eager_against_numpy_on_each_side(eager_ms, outcome, words):
+    _, v, _ = train.record_account(_timed_record(eager_ms=eager_ms))
+    assert v.outcome == outcome and v.startswith("In the record, ") and words in v
+
+
+@pytest.mark.parametrize("here_ms, outcome, words", [
+    (286.0, timing.A_FASTER, "NumPy's epoch in this notebook (286 ms (284–288)) is 1.7× faster than NumPy's epoch in "
+                             "the record (486 ms (481–491))"),
+    (700.0, timing.B_FASTER, "NumPy's epoch in the record (486 ms (481–491)) is 1.4× faster than NumPy's epoch in "
+                             "this notebook (700 ms (696–704))"),
+    (480.0, timing.SAME, "are the same within the noise we measured")])
+def test_record_account_numpy_here_against_the_record(here_ms, outcome, words):
+    here = timing.Timing(tuple(here_ms * 1e-3 * (1 + 0.01 * k) for k in (-1, -0.5, 0, 0.5, 1)))
+    _, _, v = train.record_account(_timed_record(), here, 60_000)
+    assert v.outcome == outcome and words in v
+    assert "the same 60,000 images at batch 128" in v and "here 5 epochs follow one another" in v
+    assert "in the record each of 5 epochs starts from the initial weights" in v
+
+
+def test_record_account_does_not_compare_other_sets_or_missing_rows():
+    here = timing.Timing((0.05,))
+    _, _, v = train.record_account(_timed_record(), here, 2_048)
+    assert v.outcome == train.NOT_COMPARED and "(2048 images)" in v and "(60000 images)" in v
+    _, eager, numpy = train.record_account({"benches": {}}, here, 2_048)
+    assert eager.outcome == numpy.outcome == train.NOT_COMPARED

@@ -41,8 +41,23 @@ def test_kernel_share_gives_figures_and_no_verdict():
 def test_share_shift_on_each_side_of_the_bands(before, after, outcome):
     v = fused_mlp.share_shift(before, after)
     assert v.outcome == outcome
-    assert f"{before[0]:.0%} ({before[1]:.0%}–{before[2]:.0%})" in v and f"{after[0]:.0%}" in v
+    assert (f"from {fused_mlp.share_text(*before)} of notebook 05's epoch to {fused_mlp.share_text(*after)} of the "
+            "fused epoch") in v
     assert {fused_mlp.SHARE_ROSE: "raised", fused_mlp.SHARE_FELL: "lowered", fused_mlp.SHARE_LEVEL: "level"}[outcome] in v
+    # the share is W / (W + F): it rises exactly when F fell by a larger FRACTION than W, which the words say in
+    # relative terms (an absolute "removed more fixed costs than arithmetic" was false beside fusion_segments)
+    says = {fused_mlp.SHARE_ROSE: "relative to the kernels' own work, the fixed costs and waiting shrank",
+            fused_mlp.SHARE_FELL: "relative to the fixed costs and waiting, the kernels' own work shrank",
+            fused_mlp.SHARE_LEVEL: "kept about the same proportion"}
+    assert all((words in v) == (out == outcome) for out, words in says.items())
+    assert "removed more" not in v
+
+
+@pytest.mark.parametrize("share, low, high, text", [(0.70, 0.698, 0.702, "70%"),                 # band rounds to 70%
+                                                    (0.62, 0.62, 0.63, "62% (62%–63%)"),
+                                                    (0.59, 0.584, 0.594, "59% (58%–59%)")])    # 58.4 rounds to 58
+def test_share_text_gives_the_band_only_where_it_shows(share, low, high, text):
+    assert fused_mlp.share_text(share, low, high) == text
 
 
 def test_kernel_share_refuses_a_share_outside_0_1():
@@ -72,6 +87,19 @@ def test_kernel_share_account_prints_every_figure_of_its_share(epoch_ms, share):
     assert low <= value <= high and abs(value - share) < 0.01
 
 
+@pytest.mark.parametrize("kernels_us, empty_us", [((20.125, 20.125), 2.5036),   # 40.25 and 2.504 print as 40.2, 2.5
+                                                  ((10.0, 5.0, 6.0, 5.0, 9.0, 5.0), 2.494),   # old: 11.7 ms
+                                                  ((12.96, 8.34), 2.349)])
+def test_kernel_share_account_arithmetic_holds_on_the_printed_figures(kernels_us, empty_us):
+    """The kernels' epoch time it prints is (printed kernels - n × printed empty) × steps, to three figures."""
+    words, (share, _, _) = bench_fused.kernel_share_account("fused", _Trainer(), _prof(kernels_us, empty_us), T(20.0))
+    got = re.search(r"kernels ([\d.]+) µs a step, less (\d+) × ([\d.]+) µs of empty dispatch, × 469 steps: "
+                    r"([\d.]+) ms of a", words)
+    k, n, e, ms = float(got.group(1)), int(got.group(2)), float(got.group(3)), float(got.group(4))
+    assert f"{(k - n * e) * 469 / 1e3:.3g}" == f"{ms:.3g}"
+    assert int(re.search(r"kernels (\d+)%", words).group(1)) == round(100 * (k - n * e) * 469 / 1e3 / 20.0)
+
+
 def test_kernel_share_account_names_a_kernel_no_longer_than_an_empty_dispatch():
     words, _ = bench_fused.kernel_share_account("fused", _Trainer(), _prof((12.9, 8.3, 2.0)), T(16.5))
     assert "less 2 × 2.3 µs" in words and "1 kernel no longer than an empty dispatch counts nothing" in words
@@ -89,6 +117,33 @@ def test_fusion_segments_kernel_fell_more():
     v = fused_mlp.fusion_segments(34.9e-6, 38.8e-6, 19.5e-6, 23.0e-6)
     assert v.outcome == fused_mlp.KERNEL_FELL_MORE and "kernels' time fell more" in v
     assert "34.9 µs to 19.5 µs (down 15.4 µs)" in v and "3.9 µs to 3.5 µs (down 0.4 µs)" in v
+
+
+def _printed_drops(v):
+    """Every 'from X µs to Y µs (down|up Z µs | unchanged)' of a fusion_segments sentence, as numbers."""
+    found = re.findall(r"from (\d+\.\d) µs to (\d+\.\d) µs \((?:(down|up) (\d+\.\d) µs|unchanged)\)", v)
+    return [(float(a), float(b), {"down": 1, "up": -1, "": 0}[way] * float(d or 0)) for a, b, way, d in found]
+
+
+@pytest.mark.parametrize("figures", [(40.34e-6, 42.84e-6, 21.16e-6, 22.96e-6),   # notebook 06's: 19.18 -> "19.1"
+                                     (10.14e-6, 12.16e-6, 9.96e-6, 11.04e-6),     # 0.18 -> "0.1"
+                                     (30.04e-6, 45.06e-6, 30.04e-6, 44.95e-6),   # kernels unchanged
+                                     (20.0e-6, 21.0e-6, 22.46e-6, 23.0e-6)])     # kernels up
+def test_fusion_segments_printed_drop_is_the_difference_of_the_printed_figures(figures):
+    drops = _printed_drops(fused_mlp.fusion_segments(*figures))
+    assert len(drops) == 2
+    assert all(round(before - after, 1) == round(drop, 1) for before, after, drop in drops)
+    k_u, step_u, k_f, step_f = (1e6 * f for f in figures)   # the figures printed are the ones passed in
+    assert drops[0][:2] == (round(k_u, 1), round(k_f, 1))
+    assert drops[1][:2] == (round(step_u - k_u, 1), round(step_f - k_f, 1))
+
+
+def test_fusion_segments_judges_the_printed_drops():
+    """Kernels 40.34 -> 21.16 µs print as 40.3 -> 21.2 (down 19.1), the rest 2.50 -> 1.80 (down 0.7)."""
+    v = fused_mlp.fusion_segments(40.34e-6, 42.84e-6, 21.16e-6, 22.96e-6)
+    assert "from 40.3 µs to 21.2 µs (down 19.1 µs)" in v and "from 2.5 µs to 1.8 µs (down 0.7 µs)" in v
+    assert v.outcome == fused_mlp.KERNEL_FELL_MORE
+    assert "(unchanged)" in fused_mlp.fusion_segments(30.04e-6, 45.06e-6, 30.04e-6, 44.95e-6)
 
 
 def test_fusion_segments_rest_fell_more_and_alike():
@@ -118,15 +173,23 @@ def test_loop_epochs_is_a_sentence_that_orders_nothing():
     text = fused_mlp.loop_epochs({"the fused trainer": fused, "notebook 05's trainer": T(22.5)},
                                  {"the fused trainer": T(13.4), "notebook 05's trainer": T(23.1)})
     assert not isinstance(text, timing.Verdict)
-    assert "the fused trainer's 13.8 ms at the median (13.2 to 48.6 ms; 1.03× its back-to-back epoch)" in text
-    assert "notebook 05's trainer's 22.5 ms" in text and "0.97×" in text
+    assert text.startswith("The fused trainer's loop epochs took 13.8 ms at the median (fastest 13.2 ms, slowest "
+                           "48.6 ms; the median 1.03× its back-to-back median)")
+    assert "notebook 05's trainer's loop epochs took 22.5 ms at the median" in text and "0.97×" in text
     assert "faster" not in text and "slower" not in text and "only back-to-back epochs compare" in text
 
 
-@pytest.mark.parametrize("loop, back, outcome, words", [(59.6, 29.2, "slower in the loop", "2.04× a back-to-back epoch"),
-                                                        (34.0, 29.2, "slower in the loop", "1.16× a back-to-back epoch"),
-                                                        (33.0, 29.2, timing.SAME, "about a back-to-back epoch"),
-                                                        (29.2, 29.2, timing.SAME, "about a back-to-back epoch")])
+def test_loop_epochs_names_a_figure_once_where_the_epochs_agree():
+    one = fused_mlp.loop_epochs({"the fused trainer": timing.Timing((0.770,))}, {"the fused trainer": T(1040.0)})
+    assert one.startswith("The fused trainer's one loop epoch took 770 ms (0.74× its back-to-back median):")
+    level = fused_mlp.loop_epochs({"x": timing.Timing((0.2171, 0.2172))}, {"x": T(217.0)})
+    assert "X's loop epochs took 217 ms each (1.00× its back-to-back median)" in level and level.count("217 ms") == 1
+
+
+@pytest.mark.parametrize("loop, back, outcome, words", [(59.6, 29.2, "slower in the loop", "2.04× as long as back-to-back"),
+                                                        (34.0, 29.2, "slower in the loop", "1.16× as long as back-to-back"),
+                                                        (33.0, 29.2, timing.SAME, "about as long as back-to-back"),
+                                                        (29.2, 29.2, timing.SAME, "about as long as back-to-back")])
 def test_loop_slowdown_either_side_of_15_percent(loop, back, outcome, words):
     v = fused_mlp.loop_slowdown(T(loop), T(back))
     assert words in v and v.outcome == outcome
@@ -142,7 +205,7 @@ def test_loop_slowdown_same_says_noise_only_where_the_bands_overlap():
     level = fused_mlp.loop_slowdown(T(29.4), T(29.2))
     apart = fused_mlp.loop_slowdown(T(31.5, 0.001), T(29.2, 0.001))   # 1.08×, bands apart, inside 15 %
     assert level.outcome == apart.outcome == timing.SAME
-    assert "1.01× at the median); the two are the same within the noise we measured:" in level
+    assert "1.01× at the median; the two are the same within the noise we measured:" in level
     assert "within the noise" not in apart and "the two are typically within the 15 % we call the same (" in apart
 
 
@@ -151,8 +214,28 @@ def test_loop_slowdown_two_modes_are_slower_with_the_fast_epochs_named():
     band reaches the back-to-back band, yet a typical loop epoch takes 2.9× as long."""
     loop = timing.Timing(tuple(ms * 1e-3 for ms in (13.6, 14.0, 38.0, 39.0, 39.3, 39.7, 40.0, 40.4, 40.9, 41.6)))
     v = fused_mlp.loop_slowdown(loop, T(13.5, 0.02))
-    assert v.outcome == "slower in the loop" and "at the median" in v and "about as fast as back to back" in v
-    assert "about as fast" not in fused_mlp.loop_slowdown(T(59.6), T(29.2))
+    assert v.outcome == "slower in the loop" and "At the median" in v and "about as fast as back to back" in v
+    assert "its fastest epoch (13.6 ms, 1.01× the back-to-back median) was about as fast" in v
+    assert "fastest epoch" not in fused_mlp.loop_slowdown(T(59.6), T(29.2))
+
+
+@pytest.mark.parametrize("fastest, words", [
+    (24.1, "its fastest epoch (24.1 ms, 0.87× the back-to-back median) was no slower than back to back"),  # 06's run
+    (27.5, "its fastest epoch (27.5 ms, 0.996× the back-to-back median) was about as fast"),    # inside the band
+    (31.6, "its fastest epoch (31.6 ms, 1.14× the back-to-back median) was about as fast"),     # 1.14 × 27.74 < 31.9
+    (32.2, None)])                                                                               # beyond the 15 %
+def test_loop_slowdown_fastest_epoch_either_side_of_back_to_back(fastest, words):
+    """Back to back 27.6 ms (27.46–27.74): the loop's fastest epoch below its band is no slower than back to
+    back (never 'about as fast' for an epoch 13 % faster), inside it or within 15 % above it about as fast,
+    beyond that not named; the loop's median 52.5 ms is slower either way."""
+    loop = timing.Timing(tuple(ms * 1e-3 for ms in (fastest, 50.2, 51.0, 52.5, 53.0, 62.8)))
+    v = fused_mlp.loop_slowdown(loop, T(27.6))
+    assert v.outcome == "slower in the loop"
+    if words is None:
+        assert "fastest epoch" not in v
+    else:
+        assert words.replace("0.996×", f"{fastest / 27.6:.2f}×") in v
+        assert ("no slower" in v) == (fastest * 1e-3 < T(27.6).low)
 
 
 def test_loop_slowdown_names_what_the_loop_drew():
@@ -333,3 +416,16 @@ def test_fusion_segments_either_side_of_alike(rest_fused, outcome, words):
 def test_fusion_segments_rest_fell_more_just_outside_alike():
     v = fused_mlp.fusion_segments(30e-6, 45e-6, 26.1e-6, 36.1e-6)    # kernels down 3.9 µs, the rest down 5.0 µs
     assert v.outcome == fused_mlp.REST_FELL_MORE and "the rest of the step fell more" in v
+
+
+@pytest.mark.parametrize("jax_ms, outcome, words", [
+    (17.3, timing.A_FASTER, "that trainer's epoch (10.5 ms (10.4–10.6)) is 1.6× faster than JAX's epoch in fp32 "
+                            "(17.3 ms (17.1–17.5))"),
+    (8.0, timing.B_FASTER, "JAX's epoch in fp32 (8 ms (7.92–8.08)) is 1.3× faster than that trainer's epoch"),
+    (10.6, timing.SAME, "that trainer's epoch (10.5 ms (10.4–10.6)) and JAX's epoch in fp32 (10.6 ms (10.5–10.7)) "
+                        "are the same within the noise")])
+def test_fastest_versus_names_the_trainer_in_its_own_clause(jax_ms, outcome, words):
+    v = bench_fused.fastest_versus(row("fused blocked 784-128-10 SGD", 10.5), row("JAX fp32", jax_ms),
+                                   "JAX's epoch in fp32")
+    assert v.outcome == outcome and words in v
+    assert v.startswith("The fastest GLSL trainer of the benchmark at this size is fused blocked 784-128-10 SGD: ")

@@ -458,16 +458,18 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     """fused_mlp.kernel_share of an epoch, with every figure it is computed from: the kernels' time a step
     (prof, from profile.profile_step: each kernel's median), less an empty dispatch's cost for each kernel
     that takes longer than one, times the epoch's steps (profile.epoch_phases' kernel phase), against the
-    epoch (its median; its band gives the share's band). Returns (the sentence, (share, low, high)), the
-    second for fused_mlp.share_shift."""
+    epoch (its median; its band gives the share's band). The kernel phase is computed from the figures as
+    printed (three significant digits), so the sentence's arithmetic holds for a reader who redoes it.
+    Returns (the sentence, (share, low, high)), the second for fused_mlp.share_shift."""
     phases = profile.epoch_phases(trainer, prof, epoch.median)
-    kernel = phases["kernel"]
-    total = sum(phases.values())                           # the epoch's median, unless the parts overrun it
+    empty = prof["empty"]
+    above = [t for t in prof["kernel"].values() if t > empty]
+    kernel = max(_as_printed(sum(above)) - len(above) * _as_printed(empty), 0.0) * trainer.steps_per_epoch
+    rest = phases["readback"] + phases["upload"]
+    total = max(epoch.median, kernel + rest)               # the epoch's median, unless the parts overrun it
     share = kernel / total
     low, high = min(share, kernel / epoch.high), max(share, min(1.0, kernel / epoch.low))
     words = fused_mlp.kernel_share(name, share, low, high)
-    empty = prof["empty"]
-    above = [t for t in prof["kernel"].values() if t > empty]
     left = len(prof["kernel"]) - len(above)
     left_out = (f"; {left} kernel{'s' * (left > 1)} no longer than an empty dispatch count{'s' * (left == 1)} nothing"
                 if left else "")
@@ -478,6 +480,12 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
         figures += (f"; the epoch's parts add up to {profile.seconds_text(total)}, more than its median, and the "
                     "share is of that")
     return f"{words} ({figures})", (share, low, high)
+
+
+def _as_printed(seconds: float) -> float:
+    """Seconds as profile.seconds_text prints them (three significant digits), back in seconds."""
+    value, unit = profile.seconds_text(seconds).split()
+    return float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit]
 
 
 def row_timing(row: dict) -> timing.Timing:
@@ -496,10 +504,20 @@ def rows_versus(row_a: dict, row_b: dict, name_a: str, name_b: str, margin: floa
     return versus(row_timing(row_a), row_timing(row_b), name_a, name_b, margin)
 
 
+def fastest_versus(fastest: dict, other: dict, other_name: str, margin: float = timing.MARGIN) -> timing.Verdict:
+    """The fastest GLSL trainer's row (fastest_glsl) against another row: 'The fastest GLSL trainer of the
+    benchmark at this size is <name>: that trainer's epoch (…) is 1.6× faster than <other_name> (…)', or the
+    other way round, or the same (timing.versus's outcome). The trainer is named in a clause of its own, so no
+    appositive runs into the timing's parenthesis."""
+    v = timing.versus(row_timing(fastest), row_timing(other), "that trainer's epoch", other_name, margin)
+    return timing.Verdict(f"The fastest GLSL trainer of the benchmark at this size is {fastest['name']}: {v}",
+                          v.outcome)
+
+
 WHY_GRAPHS = {
     timing.SAME: ("one graph for the whole epoch saves Python's call a step, but with a graph a step Python "
                   "issues the next replay while the GPU still runs the step before, so the GPU never waits for "
-                  "it: both epochs are the same kernels back to back on the GPU"),
+                  "it, and both epochs are the same kernels back to back on the GPU"),
     "whole faster": ("with a graph a step the GPU waited for Python's replay between steps; the whole-epoch "
                      "graph has no such gap"),
     "step faster": ("a gap between steps does not explain it (the whole-epoch graph has none); this measurement "

@@ -11,7 +11,8 @@ per-epoch timer, evaluation excluded).
 The GLSL and NumPy epochs are compared, so they are measured in turn (timing.measure_interleaved): the
 median with its 20-80 % band. PyTorch eager (torch_eager_epoch: the same model, batch, learning rate and
 per-epoch sample order, data resident on the GPU, float32 with TF32 off) is measured by the fused benchmark,
-interleaved with this trainer and the fused ones; committed_epochs reads that one row for every notebook.
+on its own (helpers.bench.fused.torch_contenders), beside this trainer and the fused ones, which that
+benchmark takes in turn; committed_epochs reads that one row for every notebook.
 """
 
 from __future__ import annotations
@@ -78,18 +79,75 @@ def committed_epochs(record: dict) -> dict:
     'GLSL, six dispatches a step' and 'PyTorch eager' from the fused benchmark, timed in the same run
     (EAGER_ROW, the row every notebook quotes), and 'NumPy (CPU)' from this benchmark. Rows not in the
     record are left out."""
-    benches = record.get("benches", {})
-    out = {}
+    return {name: 1e3 * t.median for name, t in committed_timings(record).items()}
+
+
+GLSL_LABEL, EAGER_LABEL, NUMPY_LABEL = "GLSL, six dispatches a step", "PyTorch eager", "NumPy (CPU)"
+
+
+def committed_timings(record: dict) -> dict:
+    """committed_epochs' rows as Timings (median and 20-80 % band; a row stored without a band has none)."""
+    benches, out = record.get("benches", {}), {}
     for row in benches.get("fused", []):
         name = row.get("name", "")
         if name.startswith(UNFUSED_ROW) and row.get("ms"):
-            out["GLSL, six dispatches a step"] = row["ms"]
+            out[GLSL_LABEL] = timing.Timing.from_row(row)
         elif name == EAGER_ROW and row.get("ms"):
-            out["PyTorch eager"] = row["ms"]
+            out[EAGER_LABEL] = timing.Timing.from_row(row)
     for row in benches.get("train", []):
-        if row.get("name") == "NumPy (CPU)" and row.get("epoch_s"):
-            out["NumPy (CPU)"] = row["epoch_s"] * 1e3
+        if row.get("name") == NUMPY_LABEL and row.get("epoch_s"):
+            out[NUMPY_LABEL] = (timing.Timing.from_row(row) if "ms" in row else
+                                timing.Timing((row["epoch_s"],)))
     return out
+
+
+NOT_COMPARED = "not compared"
+
+
+def record_account(record: dict, numpy_here: timing.Timing | None = None, images_here: int | None = None) -> tuple:
+    """What notebook 05 says of the committed benchmark's epochs (committed_timings) beside its own. Returns
+    (the sentence saying what these figures are, PyTorch eager against NumPy in the record, NumPy's epoch in
+    this notebook against the record's). The two comparisons are timing.versus verdicts, or NOT_COMPARED
+    where a row is missing or, for NumPy, where this notebook's epochs have another number of images (QUICK
+    mode). Both NumPy figures time reference.train's step loop on the CPU; what else differs is read from
+    the code: this notebook's ten epochs follow one another, training on, with a progress bar updated at
+    every step; the benchmark's (numpy_epoch) each start from the initial weights, with no bar, taken in turn
+    with GLSL epochs."""
+    t = committed_timings(record)
+    device = record.get("device", {})
+    card = device.get("describe", "an unnamed card").split("/")[0].split(" |")[0]
+    when = f" on {device['date']}" if device.get("date") else ""
+    intro = (f"These are the benchmark record's epochs, run on the {card}{when}, not in this notebook's run: "
+             "the six-dispatch GLSL epoch and PyTorch eager's come from the fused "
+             "benchmark, which takes the GLSL trainers in turn and PyTorch on its own; NumPy's comes from the "
+             "training benchmark, taken in turn with GLSL epochs")
+    if EAGER_LABEL in t and NUMPY_LABEL in t:
+        v = timing.versus(t[EAGER_LABEL], t[NUMPY_LABEL], "PyTorch eager's epoch on the GPU",
+                          "NumPy's epoch on the CPU")
+        why = {timing.B_FASTER: ("PyTorch eager issues every operation of every step from Python, one at a time; "
+                                 "notebook 06 times the same step replayed as a CUDA graph"),
+               timing.A_FASTER: "even with every operation of every step issued from Python, one at a time",
+               timing.SAME: "with every operation of every step issued from Python, one at a time, the GPU kept "
+                            "no lead over the CPU"}[v.outcome]
+        eager_numpy = timing.Verdict(f"In the record, {v}: {why}", v.outcome)
+    else:
+        eager_numpy = timing.Verdict("The record has no PyTorch eager or no NumPy row to compare", NOT_COMPARED)
+    rows = next((r for r in record.get("benches", {}).get("train", []) if r.get("name") == NUMPY_LABEL), {})
+    if numpy_here is None or NUMPY_LABEL not in t:
+        numpy = timing.Verdict("NumPy's epoch is not in both this notebook and the record", NOT_COMPARED)
+    elif images_here != rows.get("images"):
+        numpy = timing.Verdict(f"NumPy's epoch here ({images_here} images) and the record's ({rows.get('images')} "
+                               "images) train on different sets, so they are not compared", NOT_COMPARED)
+    else:
+        v = timing.versus(numpy_here, t[NUMPY_LABEL], "NumPy's epoch in this notebook", "NumPy's epoch in the record")
+        numpy = timing.Verdict(
+            f"{v[0].upper()}{v[1:]}: both time reference.train's step loop over the same {images_here:,} images at "
+            f"batch {BATCH} on the CPU of the machine that ran them; here {len(numpy_here.samples)} epochs follow one "
+            "another, training on, with a progress bar updated at every step; in the record each of "
+            f"{rows.get('repeats', len(t[NUMPY_LABEL].samples))} epochs starts from the initial weights, with no bar, "
+            "and alternates with GLSL epochs, in a run of the benchmark. A CPU's time for the same work moves from "
+            "run to run, and these figures do not say which of those differences moved it", v.outcome)
+    return intro, eager_numpy, numpy
 
 
 def numpy_epoch(images, labels, params: dict) -> float:
