@@ -93,10 +93,18 @@ class Timing:
         return Timing(tuple(s / n for s in self.samples), self.clock)
 
     def text(self, unit: str = "auto", digits: int = 3) -> str:
-        """'12.3 µs (12.1–12.6)': the median and its 20–80 % band, in `unit` (s, ms, µs; auto picks one)."""
+        """'12.3 µs (12.1–12.6)': the median and its 20–80 % band, in `unit` (s, ms, µs; auto picks one).
+        A band narrower than the last digit gets up to two more digits, '10.82 ms (10.79–10.85)', so it
+        never reads '10.8 ms (10.8–10.8)'; a timing with no spread at all (one sample, or a record stored
+        without its band) says so."""
         scale, unit = _unit(self.median, unit)
-        return (f"{_g(self.median * scale, digits)} {unit} "
-                f"({_g(self.low * scale, digits)}–{_g(self.high * scale, digits)})")
+        if self.low == self.high:
+            return f"{_g(self.median * scale, digits)} {unit} (no spread recorded)"
+        for more in range(3):
+            low, high = _g(self.low * scale, digits + more), _g(self.high * scale, digits + more)
+            if low != high:
+                break
+        return f"{_g(self.median * scale, digits + more)} {unit} ({low}–{high})"
 
     def __str__(self) -> str:
         return self.text()

@@ -177,3 +177,13 @@ def test_verdict_is_recorded_and_logged(tmp_path, monkeypatch):
 def test_verdict_refuses_a_plain_sentence():
     with pytest.raises(TypeError, match="timing.Verdict"):
         findings.verdict("x", "fused is faster")
+
+
+@pytest.mark.parametrize("t, said", [
+    (spread(12.3e-6, 12.1e-6, 12.6e-6), "12.3 µs (12.1–12.6)"),            # a band wider than the last digit
+    (spread(10.82e-3, 10.79e-3, 10.85e-3), "10.82 ms (10.79–10.85)"),      # narrower: one more digit
+    (spread(27.6e-3, 27.6e-3, 27.6e-3), "27.6 ms (no spread recorded)"),   # none at all
+    (spread(1.0, 0.99999999, 1.00000001), "1 s (1–1)"),                    # below even five digits: as it rounds
+])
+def test_text_never_prints_a_band_that_reads_as_one_figure_unless_it_must(t, said):
+    assert t.text() == said
