@@ -252,17 +252,17 @@ def blocks(kernel) -> str:
 
 
 def configuration(name: str, n: int, defines: dict | None) -> str:
-    """A rung with the #defines it ran under, for a sentence: the file's name (no .comp) alone for its own
-    defaults; where they are top_rung's choice at n³, 'matmul_9_interior with 64×64 blocks (top_rung's choice
-    at 1024³)'; other #defines are listed."""
+    """A rung with the #defines it ran under at n³, for a sentence that names n³ itself: the file's name (no
+    .comp) alone for its own defaults; 'matmul_9_interior with top_rung's 64×64 blocks' where they are
+    top_rung's choice at n³; 'matmul_9_interior with 64×64 blocks' or the #defines listed otherwise."""
     rung = name.removesuffix(".comp")
     if not defines:
         return rung
     what = (f"{defines['BM']}×{defines['BN']} blocks" if {"BM", "BN"} <= defines.keys()
             else ", ".join(f"{k} {v}" for k, v in defines.items()))
     chosen = top_rung(n, n, n)
-    why = f" (top_rung's choice at {n}³)" if chosen[0].removesuffix(".comp") == rung and chosen[1] == defines else ""
-    return f"{rung} with {what}{why}"
+    top = chosen[0].removesuffix(".comp") == rung and chosen[1] == defines
+    return f"{rung} with {'top_rung' + chr(39) + 's ' if top else ''}{what}"
 
 
 CHECK_SHAPES = ((37, 70, 13), (1, 300, 77), (77, 300, 1))   # (M, K, N): no tile fits, one row, one column
@@ -300,7 +300,7 @@ def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15, defines: dic
         if isinstance(kernel, SplitK):
             kernel.release()
     gflops = 2 * n ** 3 / took.median / 1e9
-    print(f"{label}: {n}³ by {clock.source}, {per_dispatch(calls)}, median and 20–80 % of {repeat}: "
+    print(f"{label}, {n}³, by {clock.source}, {per_dispatch(calls)}, median and 20–80 % of {repeat}: "
           f"{took.text()}, {gflops:.1f} GFLOP/s")
     return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops, "calls": calls,
             "defines": dict(defines or {})}
@@ -465,12 +465,14 @@ def blocks_verdict(rung: str, n: int, t_file: timing.Timing, t_top: timing.Timin
     sentence of timing.versus, then the work groups each makes and the SMs (sms; None where the driver gives
     no count). Where top_rung's blocks are faster and the file's give fewer groups than SMs, it says that
     this leaves SMs idle; otherwise it states the counts without a cause."""
-    top = f"{rung} with {top_blocks} (top_rung's choice at {n}³)"
-    v = timing.versus(t_top, t_file, top, f"{rung} with its file's {file_blocks}")
-    gpu = f" for this GPU's {sms} SMs" if sms else " (the driver gives no SM count here)"
+    def made(count):
+        return f"{count} work group{'' if count == 1 else 's'}"
+    v = timing.versus(t_top, t_file, f"{rung} with top_rung's {top_blocks}", f"{rung} with its file's {file_blocks}")
+    top = f"top_rung, which picks the benchmark's blocks by the size of C, gives {top_blocks} at {n}³: {made(groups_top)}"
     if v.outcome == timing.A_FASTER and sms and groups_file < sms:
-        why = (f": the file's {file_blocks} give only {groups_file} work groups at {n}³{gpu}, so {sms - groups_file} "
-               f"SMs have nothing to do; top_rung picks {top_blocks} at this size, {groups_top} work groups")
+        why = (f": the file's {file_blocks} give only {made(groups_file)} at {n}³ for this GPU's {sms} SMs, so "
+               f"{sms - groups_file} SMs have nothing to do; {top}")
     else:
-        why = f"; the file's {file_blocks} give {groups_file} work groups at {n}³{gpu}, {top_blocks} {groups_top}"
+        gpu = f" for this GPU's {sms} SMs" if sms else " (the driver gives no SM count here)"
+        why = f"; the file's {file_blocks} give {made(groups_file)}{gpu}; {top}"
     return timing.Verdict(f"{v}{why}.", v.outcome)

@@ -342,8 +342,8 @@ def test_demo_names_the_configuration_it_ran(ctx, capsys):
     result = matmul.demo(ctx, name, 64, timing.Clock(ctx), repeat=3, defines=defines)
     out = capsys.readouterr().out
     assert result["check"] and result["defines"] == defines
-    assert f"matmul_9_interior with {defines['BM']}×{defines['BN']} blocks (top_rung's choice at 64³): " \
-           "matches NumPy" in out
+    label = f"matmul_9_interior with top_rung's {defines['BM']}×{defines['BN']} blocks"
+    assert f"{label}: matches NumPy" in out and f"{label}, 64³, by " in out
 
 
 def test_per_dispatch_words_either_side_of_one():
@@ -355,7 +355,7 @@ def test_configuration_names_defines_other_than_the_file_s():
     name, defines = matmul.top_rung(1024, 1024, 1024)
     assert matmul.configuration(name, 1024, {}) == "matmul_9_interior"
     assert matmul.configuration(name, 1024, defines) == \
-        f"matmul_9_interior with {defines['BM']}×{defines['BN']} blocks (top_rung's choice at 1024³)"
+        f"matmul_9_interior with top_rung's {defines['BM']}×{defines['BN']} blocks"
     assert matmul.configuration(name, 4096, defines) == f"matmul_9_interior with {defines['BM']}×{defines['BN']} blocks"
     assert matmul.configuration("matmul_5_pipelined.comp", 256, {"BK": 16}) == "matmul_5_pipelined with BK 16"
 
@@ -380,7 +380,7 @@ def test_table_names_the_rows_that_ran_other_blocks(with_defines):
     said = (f"matmul_9_interior at 1024³ ran with {top['BM']}×{top['BN']} blocks ({listed}), top_rung's choice at "
             "that size; every other rung figure is its file's defaults.")
     assert bench_matmul.configurations(rows) == said
-    assert bench_matmul.table(rows).endswith(said[0].upper() + said[1:])
+    assert bench_matmul.table(rows).endswith("\n" + said)
     assert bench_matmul.label(rows, "matmul_9_interior", 1024) == matmul.configuration("matmul_9_interior", 1024, top)
     assert bench_matmul.label(rows, "matmul_9_interior", 4096) == "matmul_9_interior"
     assert [g["label"] for g in bench_matmul.against_cublas(rows)] == \

@@ -316,8 +316,8 @@ def row_defines(r: dict) -> dict:
 
 
 def label(rows: list[dict], impl: str, n: int) -> str:
-    """A rung's row at n³ named with its configuration (matmul.configuration): 'matmul_9_interior with 64×64
-    blocks (top_rung's choice at 1024³)', or the bare name where it ran its file's defaults."""
+    """A rung's row at n³ named with its configuration (matmul.configuration): 'matmul_9_interior with
+    top_rung's 64×64 blocks', or the bare name where it ran its file's defaults."""
     found = next((r for r in rows if r["impl"] == impl and r["size"] == n), None)
     return matmul.configuration(impl, n, row_defines(found) if found else {})
 
@@ -344,8 +344,8 @@ def configurations(rows: list[dict]) -> str | None:
 
 def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
     """The rung cells' timings set beside the table's at n³: timed {(file name, #defines): timing.Timing}, each
-    matched to the row of the same rung and configuration (row_defines). One sentence: both are new
-    measurements of one dispatch the same way, how many pairs' 20–80 % bands overlap, and the pair whose
+    matched to the row of the same rung and configuration (row_defines). One sentence: the table's are new
+    measurements of one dispatch taken the same way, how many pairs' 20–80 % bands overlap, and the pair whose
     medians lie furthest apart, with both timings. None where no pair matches."""
     pairs = {}
     for (name, defines), t in timed.items():
@@ -360,10 +360,13 @@ def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
     gap = {k: max(a.median, b.median) / min(a.median, b.median) for k, (a, b) in pairs.items()}
     worst = max(gap, key=gap.get)
     a, b = pairs[worst]
-    bands = (f"all {len(pairs)} pairs of 20–80 % bands overlap" if level == len(pairs) else
-             f"{level} of {len(pairs)} pairs of 20–80 % bands overlap")
-    return (f"At {n}³ the table timed the rungs again, in turn, the same way the cells above timed each alone: "
-            f"{bands}, and the medians lie at most {gap[worst]:.2f}× apart ({worst}: {a.text()} above, "
+    if len(pairs) == 1:
+        bands = f"the two 20–80 % bands {'overlap' if level else 'do not overlap'}, and the medians lie"
+    else:
+        bands = (f"{'all' if level == len(pairs) else level} of {len(pairs)} pairs of 20–80 % bands overlap, and the "
+                 "medians lie at most")
+    return (f"At {n}³ the table timed {'this rung' if len(pairs) == 1 else 'these rungs'} again, in turn, per dispatch "
+            f"the same way as the cells above: {bands} {gap[worst]:.2f}× apart ({worst}: {a.text()} above, "
             f"{b.text()} in the table).")
 
 
@@ -400,7 +403,7 @@ def table(rows: list[dict]) -> str:
         lines.append("(no cuBLAS column: torch with CUDA is not available here)")
     note = configurations(rows)
     if note:
-        lines.append(note[0].upper() + note[1:])
+        lines.append(note)
     return "\n".join(lines)
 
 
