@@ -9,6 +9,9 @@ each file's banner states (`// Dispatch ... groups (ceil(N/BN), ceil(M/BM), 1)`)
     C = gl.empty(ctx, (M, N), name="C")               # NaN: an unwritten element shows
     run(k, A, B, C)                                   # dispatch k.groups(M=M, N=N), barrier
     c = multiply(ctx, "matmul_3_blocked.comp", a, b)  # NumPy in, NumPy out (uploads every call)
+    stream_sample(k, A, B, C, clock, streamed(ctx))   # a sample() for timing.measure: one dispatch's seconds
+                                                      # from STREAM back to back (one on llvmpipe); demo and
+                                                      # the benchmark time every rung this way
 
 rungs() finds every file, so a new rung joins the ladder (tests, benchmark, notebook 04) by its name alone.
 matmul_6_subgroup.comp gives each subgroup of 32 invocations a compact sub-tile of the block (warp tiling);
