@@ -9,6 +9,9 @@ each file's banner states (`// Dispatch ... groups (ceil(N/BN), ceil(M/BM), 1)`)
     C = gl.empty(ctx, (M, N), name="C")               # NaN: an unwritten element shows
     run(k, A, B, C)                                   # dispatch k.groups(M=M, N=N), barrier
     c = multiply(ctx, "matmul_3_blocked.comp", a, b)  # NumPy in, NumPy out (uploads every call)
+    stream_sample(k, A, B, C, clock, streamed(ctx))   # a sample() for timing.measure: one dispatch's seconds
+                                                      # from STREAM back to back (one on llvmpipe); demo and
+                                                      # the benchmark time every rung this way
 
 rungs() finds every file, so a new rung joins the ladder (tests, benchmark, notebook 04) by its name alone.
 matmul_6_subgroup.comp gives each subgroup of 32 invocations a compact sub-tile of the block (warp tiling);
@@ -222,38 +225,88 @@ def multiply(ctx, kernel, a, b):
             kernel.release()
 
 
+STREAM = 10   # dispatches timed back to back as one sample (the rung cells, the benchmark, cuBLAS alike)
+
+
+def streamed(ctx) -> int:
+    """Dispatches a timed stream holds: STREAM on a GPU, one on a software renderer (timed by the wall
+    clock there, where every dispatch runs to its end before the next starts)."""
+    return 1 if gl.is_software(ctx) else STREAM
+
+
+def stream_sample(kernel, A, B, C, clock, calls: int):
+    """A sample() for timing.measure: seconds of one dispatch of `kernel` (C = A @ B, with its barrier), from
+    a stream of `calls` dispatches back to back timed by `clock`, divided by `calls`. A stream, because one
+    dispatch timed alone also holds the time the GPU waits for the CPU to issue it."""
+    def dispatches():
+        for _ in range(calls):
+            run(kernel, A, B, C)
+    return lambda: clock.kernel(dispatches) / calls
+
+
+def per_dispatch(calls: int) -> str:
+    """How a timing of stream_sample was taken, for the sentence that prints it."""
+    return "one dispatch a sample" if calls == 1 else f"per dispatch in streams of {calls} back to back"
+
+
+def blocks(kernel) -> str:
+    """A rung's block of C per work group: '128×128 blocks'."""
+    return f"{kernel.define('BM')}×{kernel.define('BN')} blocks"
+
+
+def configuration(name: str, n: int, defines: dict | None) -> str:
+    """A rung with the #defines it ran under at n³, for a sentence that names n³ itself: the file's name (no
+    .comp) alone for its own defaults; 'matmul_9_interior with top_rung's 64×64 blocks' where they are
+    top_rung's choice at n³; 'matmul_9_interior with 64×64 blocks' or the #defines listed otherwise."""
+    rung = name.removesuffix(".comp")
+    if not defines:
+        return rung
+    what = (f"{defines['BM']}×{defines['BN']} blocks" if {"BM", "BN"} <= defines.keys()
+            else ", ".join(f"{k} {v}" for k, v in defines.items()))
+    chosen = top_rung(n, n, n)
+    top = chosen[0].removesuffix(".comp") == rung and chosen[1] == defines
+    return f"{rung} with {'top_rung' + chr(39) + 's ' if top else ''}{what}"
+
+
 CHECK_SHAPES = ((37, 70, 13), (1, 300, 77), (77, 300, 1))   # (M, K, N): no tile fits, one row, one column
 
 
-def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15) -> dict:
+def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15, defines: dict | None = None) -> dict:
     """Notebook 04's rhythm for one rung: check it against NumPy on CHECK_SHAPES, then time it at n³.
 
     Prints one line each; returns {"check": bool, "timing": a timing.Timing of one dispatch (warm-up by time,
-    `repeat` samples, each one dispatch alone in its timed region, where bench.matmul times a stream of them),
-    "seconds": its median, "gflops": 2n³ over the median}.
+    `repeat` samples, each a stream of streamed(ctx) dispatches back to back divided by them, as the benchmark
+    times every rung), "seconds": its median, "gflops": 2n³ over the median, "calls": the dispatches a
+    sample, "defines": the #defines it ran under}.
     """
     import numpy as np
 
     from . import check
 
     rng = rng or np.random.default_rng(0)
-    kernel = load(ctx, name)
+    kernel = load(ctx, name, defines)
+    label = configuration(name, n, defines)
     ok = True
     for M, K, N in CHECK_SHAPES:
         a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
         ok &= check.rel_error(multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < 1e-5
     shapes = ", ".join("×".join(map(str, s)) for s in CHECK_SHAPES)
-    print(f"{name}: matches NumPy on {shapes}: {'OK' if ok else 'MISMATCH'}")
+    print(f"{label}: matches NumPy on {shapes}: {'OK' if ok else 'MISMATCH'}")
     a, b = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
     A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (n, n), name="C")
-    took = timing.measure(lambda: clock.kernel(lambda: run(kernel, A, B, C, barrier=False)), repeat=repeat,
-                          clock=clock.source)
-    for array in (A, B, C):
-        array.release()
+    calls = streamed(ctx)
+    try:
+        took = timing.measure(stream_sample(kernel, A, B, C, clock, calls), repeat=repeat, clock=clock.source)
+    finally:
+        for array in (A, B, C):
+            array.release()
+        if isinstance(kernel, SplitK):
+            kernel.release()
     gflops = 2 * n ** 3 / took.median / 1e9
-    print(f"{name}: {n}³ by {clock.source}, one dispatch a sample, median and 20–80 % of {repeat}: "
+    print(f"{label}, {n}³, by {clock.source}, {per_dispatch(calls)}, median and 20–80 % of {repeat}: "
           f"{took.text()}, {gflops:.1f} GFLOP/s")
-    return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops}
+    return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops, "calls": calls,
+            "defines": dict(defines or {})}
 
 
 ASSEMBLY_KINDS = {"MAD.F32": "vec4 multiply-add", "LDS": "shared-memory read", "STS": "shared-memory write",
@@ -407,3 +460,22 @@ def occupancy_verdict(held_base: int, held_deep: int, held_padded: int) -> timin
                               "registers or the deeper loop, is what costs BK 16 its group.", "shared memory")
     return timing.Verdict("Padding BK 8 to BK 16's shared memory does not reproduce the drop: something else "
                           "(registers) limits BK 16.", "something else")
+
+
+def blocks_verdict(rung: str, n: int, t_file: timing.Timing, t_top: timing.Timing, file_blocks: str,
+                   top_blocks: str, groups_file: int, groups_top: int, sms: int | None) -> timing.Verdict:
+    """A rung with its file's blocks against top_rung's blocks for n³, with compare()'s outcome: the
+    sentence of timing.versus, then the work groups each makes and the SMs (sms; None where the driver gives
+    no count). Where top_rung's blocks are faster and the file's give fewer groups than SMs, it says that
+    this leaves SMs idle; otherwise it states the counts without a cause."""
+    def made(count):
+        return f"{count} work group{'' if count == 1 else 's'}"
+    v = timing.versus(t_top, t_file, f"{rung} with top_rung's {top_blocks}", f"{rung} with its file's {file_blocks}")
+    top = f"top_rung, which picks the benchmark's blocks by the size of C, gives {top_blocks} at {n}³: {made(groups_top)}"
+    if v.outcome == timing.A_FASTER and sms and groups_file < sms:
+        why = (f": the file's {file_blocks} give only {made(groups_file)} at {n}³ for this GPU's {sms} SMs, so "
+               f"{sms - groups_file} SMs have nothing to do; {top}")
+    else:
+        gpu = f" for this GPU's {sms} SMs" if sms else " (the driver gives no SM count here)"
+        why = f"; the file's {file_blocks} give {made(groups_file)}{gpu}; {top}"
+    return timing.Verdict(f"{v}{why}.", v.outcome)

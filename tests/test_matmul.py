@@ -8,7 +8,7 @@ poisoned with NaN first, float64 NumPy as the reference; relative error < 1e-5 (
 import numpy as np
 import pytest
 
-from helpers import check, data, gl, matmul
+from helpers import check, data, gl, matmul, timing
 from helpers.bench import matmul as bench_matmul
 from helpers.inference import BatchedForward
 
@@ -285,3 +285,109 @@ def test_ladder_figure_shows_only_the_rungs_that_teach():
     colours = {tuple(line.get_color()) if not isinstance(line.get_color(), str) else line.get_color()
                for line in fig.axes[0].get_lines()}
     assert len(colours) == 5
+
+
+# --- the rung cells time each rung as the benchmark does: a stream of dispatches per sample -----------------
+
+class _CountingClock:
+    """A stand-in for timing.Clock: runs the timed function, counts what it dispatched, says 2 ms a stream."""
+    source = "fake clock"
+
+    def __init__(self):
+        self.streams = []
+
+    def kernel(self, fn):
+        before = len(self.dispatched)
+        fn()
+        self.streams.append(len(self.dispatched) - before)
+        return 2e-3
+
+
+def test_stream_sample_times_a_stream_and_divides_by_its_dispatches(monkeypatch):
+    clock = _CountingClock()
+    clock.dispatched = []
+    monkeypatch.setattr(matmul, "run", lambda kernel, A, B, C, barrier=True: clock.dispatched.append(barrier))
+    sample = matmul.stream_sample("k", "A", "B", "C", clock, 4)
+    assert sample() == pytest.approx(2e-3 / 4)
+    assert clock.streams == [4] and clock.dispatched == [True] * 4     # each dispatch with its barrier
+
+
+def test_bench_and_demo_stream_the_same_number_of_dispatches(ctx):
+    assert bench_matmul.streamed(ctx) == matmul.streamed(ctx) == (1 if gl.is_software(ctx) else matmul.STREAM)
+    assert bench_matmul.STREAM == matmul.STREAM
+
+
+@pytest.mark.parametrize("calls, words", [(None, None), (3, "per dispatch in streams of 3 back to back")])
+def test_demo_times_streams_of_the_length_streamed_gives(ctx, monkeypatch, capsys, calls, words):
+    if calls is not None:
+        monkeypatch.setattr(matmul, "streamed", lambda context: calls)
+    asked = []
+
+    def spy(kernel, A, B, C, clock, n_calls):
+        asked.append(n_calls)
+        return lambda: 1e-3 * n_calls                   # made-up seconds a dispatch: 1 ms × the stream length
+    monkeypatch.setattr(matmul, "stream_sample", spy)
+    result = matmul.demo(ctx, "matmul_3_blocked.comp", 64, timing.Clock(ctx), repeat=5)
+    expected = matmul.streamed(ctx)
+    assert asked == [expected] and result["calls"] == expected
+    assert result["check"] and result["seconds"] == pytest.approx(1e-3 * expected)
+    assert result["gflops"] == pytest.approx(2 * 64 ** 3 / (1e-3 * expected) / 1e9)
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert (words or matmul.per_dispatch(expected)) in line
+    assert f"{result['timing'].text()}, {result['gflops']:.1f} GFLOP/s" in line
+
+
+def test_demo_names_the_configuration_it_ran(ctx, capsys):
+    name, defines = matmul.top_rung(64, 64, 64)
+    result = matmul.demo(ctx, name, 64, timing.Clock(ctx), repeat=3, defines=defines)
+    out = capsys.readouterr().out
+    assert result["check"] and result["defines"] == defines
+    label = f"matmul_9_interior with top_rung's {defines['BM']}×{defines['BN']} blocks"
+    assert f"{label}: matches NumPy" in out and f"{label}, 64³, by " in out
+
+
+def test_per_dispatch_words_either_side_of_one():
+    assert matmul.per_dispatch(1) == "one dispatch a sample"
+    assert matmul.per_dispatch(10) == "per dispatch in streams of 10 back to back"
+
+
+def test_configuration_names_defines_other_than_the_file_s():
+    name, defines = matmul.top_rung(1024, 1024, 1024)
+    assert matmul.configuration(name, 1024, {}) == "matmul_9_interior"
+    assert matmul.configuration(name, 1024, defines) == \
+        f"matmul_9_interior with top_rung's {defines['BM']}×{defines['BN']} blocks"
+    assert matmul.configuration(name, 4096, defines) == f"matmul_9_interior with {defines['BM']}×{defines['BN']} blocks"
+    assert matmul.configuration("matmul_5_pipelined.comp", 256, {"BK": 16}) == "matmul_5_pipelined with BK 16"
+
+
+def _rows(with_defines: bool):
+    top = matmul.top_rung(1024, 1024, 1024)[1]
+    rows = []
+    for n in (1024, 4096):
+        for impl, s in (("matmul_6_subgroup", 2.0), ("matmul_9_interior", 1.0), ("cuBLAS fp32 (torch, TF32 off)", 1.0)):
+            r = {"impl": impl, "size": n, "seconds": s, "gflops": 2 * n ** 3 / s / 1e9, "clock": "x"}
+            if with_defines and impl.startswith("matmul_"):
+                r["defines"] = top if impl == "matmul_9_interior" and n == 1024 else {}
+            rows.append(r)
+    return rows
+
+
+@pytest.mark.parametrize("with_defines", [True, False])
+def test_table_names_the_rows_that_ran_other_blocks(with_defines):
+    top = matmul.top_rung(1024, 1024, 1024)[1]
+    rows = _rows(with_defines)
+    listed = ", ".join(f"{k} {v}" for k, v in top.items())
+    said = (f"matmul_9_interior at 1024³ ran with {top['BM']}×{top['BN']} blocks ({listed}), top_rung's choice at "
+            "that size; every other rung figure is its file's defaults.")
+    assert bench_matmul.configurations(rows) == said
+    assert bench_matmul.table(rows).endswith("\n" + said)
+    assert bench_matmul.label(rows, "matmul_9_interior", 1024) == matmul.configuration("matmul_9_interior", 1024, top)
+    assert bench_matmul.label(rows, "matmul_9_interior", 4096) == "matmul_9_interior"
+    assert [g["label"] for g in bench_matmul.against_cublas(rows)] == \
+        [matmul.configuration("matmul_9_interior", 1024, top), "matmul_9_interior"]
+
+
+def test_table_says_nothing_of_configurations_where_every_row_ran_its_defaults():
+    rows = [dict(r, defines={}) for r in _rows(True)]
+    assert bench_matmul.configurations(rows) is None
+    assert "defaults" not in bench_matmul.table(rows)

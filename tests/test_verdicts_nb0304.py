@@ -424,3 +424,78 @@ def test_against_says_the_same_within_the_noise_once_for_all_it_holds_for():
                     f"the same within the noise we measured and fast ({t(0.5e-3).text()}) is 2× faster")
     _, one = matmul.against("base", base, {"a": t(1.01e-3)})
     assert one == f"against base ({base.text()}), a ({t(1.01e-3).text()}) is the same within the noise we measured"
+
+
+# --- matmul_9 with its file's blocks against top_rung's, and the table's timings against the rung cells' ----
+
+@pytest.mark.parametrize("file, top, sms, outcome, idle", [
+    (173e-6, 66.7e-6, 132, timing.A_FASTER, True),     # top_rung's blocks faster, the file's leave SMs idle
+    (173e-6, 66.7e-6, None, timing.A_FASTER, False),   # faster, but no SM count: no cause claimed
+    (173e-6, 66.7e-6, 40, timing.A_FASTER, False),     # faster, with a group for every SM: no cause claimed
+    (66.7e-6, 173e-6, 132, timing.B_FASTER, False),
+    (100e-6, 100e-6, 132, timing.SAME, False)])
+def test_blocks_verdict_on_every_side(file, top, sms, outcome, idle):
+    v = matmul.blocks_verdict("matmul_9_interior", 1024, t(file), t(top), "128×128 blocks", "64×64 blocks", 64, 256, sms)
+    assert v.outcome == outcome
+    assert f"matmul_9_interior with top_rung's 64×64 blocks ({t(top).text()})" in v
+    assert f"matmul_9_interior with its file's 128×128 blocks ({t(file).text()})" in v
+    assert v.endswith("top_rung, which picks the benchmark's blocks by the size of C, gives 64×64 blocks at 1024³: "
+                      "256 work groups.")
+    if idle:
+        assert ": the file's 128×128 blocks give only 64 work groups at 1024³ for this GPU's 132 SMs, so 68 SMs " \
+               "have nothing to do; top_rung" in v
+    else:
+        assert "nothing to do" not in v
+        assert ("; the file's 128×128 blocks give 64 work groups "
+                + (f"for this GPU's {sms} SMs" if sms else "(the driver gives no SM count here)") + "; top_rung") in v
+
+
+def test_blocks_verdict_counts_one_work_group_as_one():
+    v = matmul.blocks_verdict("matmul_9_interior", 128, t(2e-3), t(2e-3), "128×128 blocks", "64×64 blocks", 1, 4, None)
+    assert "give 1 work group (the driver" in v and v.endswith(": 4 work groups.")
+
+
+def test_retimed_all_bands_overlap_and_names_the_widest_gap():
+    from helpers.bench import matmul as bench_matmul
+    rows = [dict(r, impl=impl, size=1024, clock="x", gflops=1.0, defines={})
+            for impl, r in (("matmul_1_naive", t(468e-6).row("seconds", 1.0)),
+                            ("matmul_6_subgroup", t(150e-6).row("seconds", 1.0)))]
+    timed = {("matmul_1_naive.comp", ()): t(470e-6), ("matmul_6_subgroup.comp", ()): t(149e-6),
+             ("matmul_9_interior.comp", ()): t(100e-6)}            # no row: left out
+    said = bench_matmul.retimed(timed, rows, 1024)
+    assert said.startswith("At 1024³ the table timed these rungs again, in turn, per dispatch the same way as the "
+                           "cells above: all of 2 pairs of 20–80 % bands overlap, and the medians lie at most")
+    worst = "matmul_6_subgroup"                                  # 150/149 > 470/468
+    assert f"at most {150 / 149:.2f}× apart ({worst}: {t(149e-6).text()} above, " in said
+    assert timing.Timing.from_row(rows[1], "seconds", 1.0).text() + " in the table)." in said
+
+
+def test_retimed_counts_the_pairs_whose_bands_do_not_overlap_and_matches_configurations():
+    from helpers.bench import matmul as bench_matmul
+    top = matmul.top_rung(1024, 1024, 1024)[1]
+    rows = [dict(t(94e-6).row("seconds", 1.0), impl="matmul_8_splitk", size=1024, clock="x", gflops=1.0, defines={}),
+            dict(t(66.7e-6).row("seconds", 1.0), impl="matmul_9_interior", size=1024, clock="x", gflops=1.0,
+                 defines=top)]
+    timed = {("matmul_8_splitk.comp", ()): t(75e-6), ("matmul_9_interior.comp", ()): t(173e-6),   # file's blocks: no row
+             ("matmul_9_interior.comp", tuple(sorted(top.items()))): t(66.7e-6)}
+    said = bench_matmul.retimed(timed, rows, 1024)
+    assert ": 1 of 2 pairs of 20–80 % bands overlap, and the medians lie at most" in said
+    assert f"at most {94 / 75:.2f}× apart (matmul_8_splitk: {t(75e-6).text()} above, {t(94e-6).text()} in the table)." in said
+    assert bench_matmul.retimed({("matmul_1_naive.comp", ()): t(1.0)}, rows, 1024) is None
+
+
+def test_loads_sentence_names_the_configuration_it_is_given():
+    from helpers.bench import matmul as bench_matmul
+    said = bench_matmul.loads_sentence(dict(_limit(0.90), label="matmul_9_interior with 64×64 blocks"))
+    assert "; matmul_9_interior with 64×64 blocks reaches 90%" in said
+
+
+@pytest.mark.parametrize("above, words", [(150e-6, "the two 20–80 % bands overlap"),
+                                          (100e-6, "the two 20–80 % bands do not overlap")])
+def test_retimed_one_pair_on_either_side_of_the_overlap(above, words):
+    from helpers.bench import matmul as bench_matmul
+    rows = [dict(t(150e-6).row("seconds", 1.0), impl="matmul_6_subgroup", size=2048, clock="x", gflops=1.0)]
+    said = bench_matmul.retimed({("matmul_6_subgroup.comp", ()): t(above)}, rows, 2048)
+    assert said == (f"At 2048³ the table timed this rung again, in turn, per dispatch the same way as the cells above: "
+                    f"{words}, and the medians lie {max(above, 150e-6) / min(above, 150e-6):.2f}× apart "
+                    f"(matmul_6_subgroup: {t(above).text()} above, {t(150e-6).text()} in the table).")

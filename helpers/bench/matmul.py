@@ -37,7 +37,7 @@ def _repeat(seconds_guess: float, quick: bool) -> int:
     return 5 if seconds_guess > 0.02 else 20
 
 
-STREAM = 10   # calls timed back to back as one stream (GPU and cuBLAS alike): the GPU never waits for the CPU
+STREAM = matmul.STREAM   # calls timed back to back as one stream (GPU and cuBLAS alike): the GPU never waits for the CPU
 
 
 def stream(fn, calls: int = STREAM):
@@ -90,10 +90,9 @@ def cublas_sample(n: int, calls: int = STREAM):
 
 def rung_sample(ctx, kernel, A, B, C, clock):
     """A sample() for timing.measure: seconds of one dispatch of `kernel` (C = A @ B, with its barrier), a
-    stream of streamed(ctx) back-to-back dispatches timed by `clock`, divided by the dispatches."""
-    calls = streamed(ctx)
-    dispatches = stream(lambda: matmul.run(kernel, A, B, C), calls)
-    return lambda: clock.kernel(dispatches) / calls
+    stream of streamed(ctx) back-to-back dispatches timed by `clock`, divided by the dispatches
+    (matmul.stream_sample, which matmul.demo times the rung cells with too)."""
+    return matmul.stream_sample(kernel, A, B, C, clock, streamed(ctx))
 
 
 def rung_timing(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> timing.Timing:
@@ -108,9 +107,8 @@ def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None 
 
 
 def streamed(ctx) -> int:
-    """Dispatches a timed stream holds: STREAM on a GPU, one on a software renderer (timed by the wall
-    clock there, where every dispatch runs to its end before the next starts)."""
-    return 1 if gl.is_software(ctx) else STREAM
+    """Dispatches a timed stream holds (matmul.streamed): STREAM on a GPU, one on a software renderer."""
+    return matmul.streamed(ctx)
 
 
 def numpy_seconds(a, b, repeat: int) -> timing.Timing:
@@ -178,7 +176,8 @@ def run(ctx, quick: bool) -> list[dict]:
                                            for name, kernel in at_n.items()},
                                           _repeat(guess * 20, quick), clock=clock.source)   # one warm-up by time
         for name, t in took.items():
-            rows.append(row(name.removesuffix(".comp"), n, t, clock.source))
+            rows.append(dict(row(name.removesuffix(".comp"), n, t, clock.source),
+                             defines=top_defines if name == top_file else {}))
         rows.append(row("numpy (CPU)", n, numpy_seconds(a, b, 3 if quick or n >= 2048 else 10), "wall clock"))
         if have_torch:
             rows.append(row("cuBLAS fp32 (torch, TF32 off)", n, cublas_seconds(n), "CUDA events"))
@@ -307,6 +306,75 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
     return rows
 
 
+def row_defines(r: dict) -> dict:
+    """The #defines a rung's row ran under: its "defines"; for a row without them (a record written before
+    rows carried them), what run() gives that rung at that size: top_rung's where it names this rung."""
+    if "defines" in r:
+        return dict(r["defines"] or {})
+    name, defines = matmul.top_rung(r["size"], r["size"], r["size"])
+    return dict(defines) if r["impl"] == name.removesuffix(".comp") else {}
+
+
+def label(rows: list[dict], impl: str, n: int) -> str:
+    """A rung's row at n³ named with its configuration (matmul.configuration): 'matmul_9_interior with
+    top_rung's 64×64 blocks', or the bare name where it ran its file's defaults."""
+    found = next((r for r in rows if r["impl"] == impl and r["size"] == n), None)
+    return matmul.configuration(impl, n, row_defines(found) if found else {})
+
+
+def configurations(rows: list[dict]) -> str | None:
+    """A sentence naming every rung row that ran under #defines other than its file's, with its sizes; None
+    where every row ran its file's defaults."""
+    said = []
+    for impl in dict.fromkeys(r["impl"] for r in rows if r["impl"].startswith("matmul_")):
+        by_defines = {}
+        for r in sorted((r for r in rows if r["impl"] == impl), key=lambda r: r["size"]):
+            if row_defines(r):
+                by_defines.setdefault(tuple(sorted(row_defines(r).items())), (row_defines(r), []))[1].append(r["size"])
+        for defines, sizes in by_defines.values():
+            top = all(matmul.top_rung(n, n, n) == (impl + ".comp", defines) for n in sizes)
+            what = (f"{defines['BM']}×{defines['BN']} blocks" if {"BM", "BN"} <= defines.keys() else "")
+            listed = ", ".join(f"{k} {v}" for k, v in defines.items())
+            said.append(f"{impl} at {_sizes(sizes)} ran with {what + ' (' + listed + ')' if what else listed}"
+                        + (f", top_rung's choice at {'that size' if len(sizes) == 1 else 'those sizes'}" if top else ""))
+    if not said:
+        return None
+    return "; ".join(said) + "; every other rung figure is its file's defaults."
+
+
+def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
+    """The rung cells' timings set beside the table's at n³: timed {(file name, #defines): timing.Timing}, each
+    matched to the row of the same rung and configuration (row_defines). One sentence: the table's are new
+    measurements of one dispatch taken the same way, how many pairs' 20–80 % bands overlap, and the pair whose
+    medians lie furthest apart, with both timings. None where no pair matches."""
+    pairs = {}
+    for (name, defines), t in timed.items():
+        impl = name.removesuffix(".comp")
+        found = next((r for r in rows if r["impl"] == impl and r["size"] == n and row_defines(r) == dict(defines)),
+                     None)
+        if found is not None:
+            pairs[matmul.configuration(name, n, dict(defines))] = (t, timing.Timing.from_row(found, "seconds", 1.0))
+    if not pairs:
+        return None
+    level = sum(timing.overlap(a, b) for a, b in pairs.values())
+    gap = {k: max(a.median, b.median) / min(a.median, b.median) for k, (a, b) in pairs.items()}
+    worst = max(gap, key=gap.get)
+    a, b = pairs[worst]
+    if len(pairs) == 1:
+        bands = f"the two 20–80 % bands {'overlap' if level else 'do not overlap'}, and the medians lie"
+    else:
+        bands = (f"{'all' if level == len(pairs) else level} of {len(pairs)} pairs of 20–80 % bands overlap, and the "
+                 "medians lie at most")
+    return (f"At {n}³ the table timed {'this rung' if len(pairs) == 1 else 'these rungs'} again, in turn, per dispatch "
+            f"the same way as the cells above: {bands} {gap[worst]:.2f}× apart ({worst}: {a.text()} above, "
+            f"{b.text()} in the table).")
+
+
+def _sizes(sizes) -> str:
+    names = [f"{n}³" for n in sizes]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _fmt(value: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
 
@@ -333,6 +401,9 @@ def table(rows: list[dict]) -> str:
                 lines.append(f"  {impl:<{width - 3}s}{cells}")
     else:
         lines.append("(no cuBLAS column: torch with CUDA is not available here)")
+    note = configurations(rows)
+    if note:
+        lines.append(note)
     return "\n".join(lines)
 
 
@@ -397,8 +468,8 @@ def against_cublas(rows: list[dict]) -> list[dict]:
             return cublas / seconds[impl, n] if (impl, n) in seconds else None
         m6, without = share("matmul_6_subgroup"), share(NO_LOADS)
         won_back = None if None in (m6, without) or without == m6 else (share(best) - m6) / (without - m6)
-        out.append({"size": n, "best": best, "share": share(best), "matmul_6": m6, "without_loads": without,
-                    "won_back": won_back})
+        out.append({"size": n, "best": best, "label": label(rows, best, n), "share": share(best), "matmul_6": m6,
+                    "without_loads": without, "won_back": won_back})
     return out
 
 
@@ -416,7 +487,7 @@ def loads_sentence(g: dict) -> str:
     if g["won_back"] is None:
         return None
     pct = lambda x: round(100 * x)           # noqa: E731  the shares as printed
-    best = _short(g["best"])
+    best = g.get("label") or _short(g["best"])
     head = (f"{g['size']}³: matmul_6 reaches {pct(g['matmul_6'])}% of cuBLAS, and without its global loads would "
             f"reach {pct(g['without_loads'])}%")
     if g["without_loads"] <= g["matmul_6"]:
