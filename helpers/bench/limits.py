@@ -68,7 +68,7 @@ def matmul_limits(rows: list[dict]) -> list[dict]:
     """The fastest rung at each n³ the run has cuBLAS for, against cuBLAS fp32."""
     out = []
     for g in matmul.against_cublas(rows):
-        out.append({"what": f"matmul {g['size']}³", "ours": f"{g['best']}", "limit": "cuBLAS fp32",
+        out.append({"what": f"matmul {g['size']}³", "ours": g["label"], "limit": "cuBLAS fp32",
                     "source": "torch, TF32 off, same run", "against": f"{g['share']:.0%} of its speed"})
     return out
 
