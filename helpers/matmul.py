@@ -279,34 +279,50 @@ def demo(ctx, name: str, n: int, clock, rng=None, repeat: int = 15, defines: dic
     times every rung), "seconds": its median, "gflops": 2n³ over the median, "calls": the dispatches a
     sample, "defines": the #defines it ran under}.
     """
+    return demo_in_turn(ctx, name, n, clock, [defines], rng, repeat)[0]
+
+
+def demo_in_turn(ctx, name: str, n: int, clock, configs: list, rng=None, repeat: int = 15) -> list[dict]:
+    """demo for several configurations of one rung (a list of #defines dicts, None for the file's own),
+    each checked, then all timed in turn (timing.measure_interleaved), so that they can be compared; one
+    result dict each, in the order given."""
     import numpy as np
 
     from . import check
 
     rng = rng or np.random.default_rng(0)
-    kernel = load(ctx, name, defines)
-    label = configuration(name, n, defines)
-    ok = True
-    for M, K, N in CHECK_SHAPES:
-        a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
-        ok &= check.rel_error(multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < 1e-5
-    shapes = ", ".join("×".join(map(str, s)) for s in CHECK_SHAPES)
-    print(f"{label}: matches NumPy on {shapes}: {'OK' if ok else 'MISMATCH'}")
+    kernels = [load(ctx, name, defines) for defines in configs]
+    labels = [configuration(name, n, defines) for defines in configs]
+    oks = []
+    for kernel, label in zip(kernels, labels):
+        ok = True
+        for M, K, N in CHECK_SHAPES:
+            a, b = rng.standard_normal((M, K)).astype(np.float32), rng.standard_normal((K, N)).astype(np.float32)
+            ok &= check.rel_error(multiply(ctx, kernel, a, b), a.astype(np.float64) @ b) < 1e-5
+        shapes = ", ".join("×".join(map(str, s)) for s in CHECK_SHAPES)
+        print(f"{label}: matches NumPy on {shapes}: {'OK' if ok else 'MISMATCH'}")
+        oks.append(ok)
     a, b = rng.standard_normal((n, n)).astype(np.float32), rng.standard_normal((n, n)).astype(np.float32)
     A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (n, n), name="C")
     calls = streamed(ctx)
     try:
-        took = timing.measure(stream_sample(kernel, A, B, C, clock, calls), repeat=repeat, clock=clock.source)
+        took = timing.measure_interleaved({i: stream_sample(k, A, B, C, clock, calls) for i, k in enumerate(kernels)},
+                                          repeat=repeat, clock=clock.source)
     finally:
         for array in (A, B, C):
             array.release()
-        if isinstance(kernel, SplitK):
-            kernel.release()
-    gflops = 2 * n ** 3 / took.median / 1e9
-    print(f"{label}, {n}³, by {clock.source}, {per_dispatch(calls)}, median and 20–80 % of {repeat}: "
-          f"{took.text()}, {gflops:.1f} GFLOP/s")
-    return {"check": ok, "timing": took, "seconds": took.median, "gflops": gflops, "calls": calls,
-            "defines": dict(defines or {})}
+        for kernel in kernels:
+            if isinstance(kernel, SplitK):
+                kernel.release()
+    results = []
+    turn = ", taken in turn" if len(configs) > 1 else ""
+    for i, (label, ok, defines) in enumerate(zip(labels, oks, configs)):
+        gflops = 2 * n ** 3 / took[i].median / 1e9
+        print(f"{label}, {n}³, by {clock.source}, {per_dispatch(calls)}{turn}, median and 20–80 % of {repeat}: "
+              f"{took[i].text()}, {gflops:.1f} GFLOP/s")
+        results.append({"check": ok, "timing": took[i], "seconds": took[i].median, "gflops": gflops,
+                        "calls": calls, "defines": dict(defines or {})})
+    return results
 
 
 ASSEMBLY_KINDS = {"MAD.F32": "vec4 multiply-add", "LDS": "shared-memory read", "STS": "shared-memory write",

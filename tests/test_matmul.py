@@ -391,3 +391,20 @@ def test_table_says_nothing_of_configurations_where_every_row_ran_its_defaults()
     rows = [dict(r, defines={}) for r in _rows(True)]
     assert bench_matmul.configurations(rows) is None
     assert "defaults" not in bench_matmul.table(rows)
+
+
+def test_demo_in_turn_times_the_configurations_alternately(ctx, capsys, monkeypatch):
+    order = []
+
+    def spy(kernel, A, B, C, clock, n_calls):
+        key = kernel.defines.get("BM", "file")
+        return lambda: order.append(key) or 1e-3 * (2 if key == "file" else 1)
+    monkeypatch.setattr(matmul, "stream_sample", spy)
+    name, defines = matmul.top_rung(64, 64, 64)
+    file_result, top_result = matmul.demo_in_turn(ctx, name, 64, timing.Clock(ctx), [None, defines], repeat=4)
+    timed = order[-8:]                                   # the repeats, after the warm-up
+    assert timed == ["file", defines["BM"]] * 4
+    assert file_result["seconds"] == pytest.approx(2e-3) and top_result["seconds"] == pytest.approx(1e-3)
+    assert file_result["defines"] == {} and top_result["defines"] == defines
+    lines = [l for l in capsys.readouterr().out.splitlines() if "taken in turn" in l]
+    assert len(lines) == 2 and lines[0].startswith("matmul_9_interior, 64³") and "top_rung's" in lines[1]
