@@ -266,33 +266,25 @@ def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
     return {"arithmetic": work, "fixed": kernel_total - work, "rest": step - kernel_total}
 
 
-PACE_MARGIN = 0.10   # a step's two sides (GPU, Python) are called apart only beyond 10 %, as streams vary
-GPU_SLOWER, PYTHON_SLOWER = "GPU slower", "Python slower"   # pace()'s outcomes, with timing.SAME
+GPU_LONGER, PYTHON_LONGER = "GPU longer", "Python longer"   # pace()'s outcomes: which median is the larger
 
 
-def pace(kernels: timing.Timing, issue: timing.Timing, margin: float = PACE_MARGIN) -> timing.Verdict:
+def pace(kernels: timing.Timing, issue: timing.Timing) -> timing.Verdict:
     """The GPU's dispatches alone (kernels: a step's kernels timed one by one, added up) against Python's time
-    to issue the step (issue), as one sentence: which side is the slower here, with the ratio of the medians,
-    where their 20-80 % bands are apart and the medians more than `margin` apart (timing.compare); otherwise
-    timing.the_same's words. Outcome: GPU_SLOWER, PYTHON_SLOWER or timing.SAME. A stream goes at the slower
-    side's pace, but Python's side moved by tens of percent between runs on one H100 (notebook 05: 29 to
-    49 µs against the GPU's 40 µs; notebook 08: 10 to 17 µs against 20 µs), so the sentence says that its
-    side holds for this run only, and no notebook records this outcome as a verdict."""
-    outcome = timing.compare(kernels, issue, margin)
-    gpu, python = f"the GPU's dispatches alone ({kernels.text()})", f"Python's time to issue the step ({issue.text()})"
-    caveat = ("a stream goes at the slower side's pace, and Python's side moves by tens of percent from one run "
-              "to the next, so which side is the slower holds for this run only")
-    if outcome == timing.B_FASTER:
-        text = (f"{gpu[0].upper()}{gpu[1:]} take {timing._g(kernels.median / issue.median, 2)}× {python}: here the GPU is "
-                f"the slower side; {caveat}.")
-        return timing.Verdict(text, GPU_SLOWER)
-    if outcome == timing.A_FASTER:
-        text = (f"{python[0].upper()}{python[1:]} is {timing._g(issue.median / kernels.median, 2)}× the time of {gpu}: here Python is "
-                f"the slower side; {caveat}.")
-        return timing.Verdict(text, PYTHON_SLOWER)
-    text = (f"{gpu[0].upper()}{gpu[1:]} and {python} are {timing.the_same(kernels, issue, margin)}: neither side "
-            f"is the slower one here; {caveat}.")
-    return timing.Verdict(text, timing.SAME)
+    to issue the step (issue), as one sentence: the larger as a multiple of the smaller, at the medians, and
+    why that ratio is this run's only. No side is named as the one that sets the pace: Python's issue time
+    moved by tens of percent between runs on one H100 (notebook 05: 29 to 49 µs against the GPU's 40 µs;
+    notebook 08: 10 to 17 µs against 20 µs), so any such verdict flipped between runs, and no notebook
+    records this outcome. Outcome GPU_LONGER (also when the two medians are equal) or PYTHON_LONGER."""
+    gpu, python = f"the GPU's dispatches alone ({kernels.text()})", f"Python's issue of the step ({issue.text()})"
+    caveat = ("a stream goes at the slower side's pace, but Python's side moves by tens of percent from one run "
+              "to the next, so this ratio, and which side sets the pace, can differ in another run")
+    longer, shorter, outcome = ((gpu, python, GPU_LONGER) if kernels.median >= issue.median else
+                                (python, gpu, PYTHON_LONGER))
+    ratio = timing._g(max(kernels.median, issue.median) / min(kernels.median, issue.median), 2)
+    verb = "take" if outcome == GPU_LONGER else "takes"
+    how = "about as long as" if ratio == "1" else f"{ratio}× as long as"
+    return timing.Verdict(f"{longer[0].upper()}{longer[1:]} {verb} {how} {shorter}: {caveat}.", outcome)
 
 
 def step_account(profile: dict, what: str = "a step") -> str:
