@@ -138,6 +138,7 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
         ax.barh(names, values, left=left, label=phase if seen else "_thin", color=colour)   # "_": no legend
         left += values
     room = left.max() * 1.25   # the right end of a linear axis: the longest bar, and each label after its bar
+    texts = []
     for y, total in enumerate(left):
         parts = [phase for phase in phases if rows[names[y]].get(phase, 0.0) > 0]
         thin = [f"{phase} {rows[names[y]][phase] * scale:.2g}" for phase in parts
@@ -145,7 +146,7 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
         note = f"\n ({', '.join(thin)} {unit})" if thin else ""
         figure = f"{total:,.0f}" if total >= 1000 else f"{total:.3g}"
         label = f" {figure} {unit}{note}"
-        ax.text(total, y, label, va="center", fontsize=9 if not thin else 8)
+        texts.append(ax.text(total, y, label, va="center", fontsize=9 if not thin else 8))
         chars = max(len(line) for line in label.splitlines())
         room = max(room, total / max(1 - 0.011 * chars, 0.35))   # about 0.011 of the axis a character
     ax.invert_yaxis()
@@ -158,7 +159,24 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)   # outside: never over a bar or its label
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
+    if not log:
+        _fit_labels(fig, ax, texts)
     return fig
+
+
+def _fit_labels(fig, ax, texts, tries: int = 3) -> None:
+    """Widen a linear x axis until every label written after a bar ends inside it, measured as drawn (a
+    label that runs past the axis would run under the legend beside it)."""
+    for _ in range(tries):
+        fig.canvas.draw()
+        right = ax.get_window_extent().x1
+        over = max((t.get_window_extent().x1 for t in texts), default=right)
+        if over <= right - 2:
+            return
+        low, high = ax.get_xlim()
+        ax.set_xlim(low, low + (high - low) * (over - ax.get_window_extent().x0 + 6) /
+                    (right - ax.get_window_extent().x0))
+        fig.tight_layout()
 
 
 PHASE_COLOURS.update({"between dispatches": "#b8b8b8", "unaccounted": "#ece7c9"})   # epoch_bars' parts
