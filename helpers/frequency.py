@@ -97,33 +97,42 @@ class FrequencyLog:
         return statistics.median(values) if values else None
 
 
-NO_GAP, CLOCK_LOWER, CLOCK_SAME, CLOCK_HIGHER = ("no gap", "clock lower in the slower epochs", "clock the same",
-                                                "clock higher in the slower epochs")
+NO_GAP, GAP = "no gap", "loop epochs slower"   # verdict()'s outcomes
+CLOCK_LOWER, CLOCK_SAME, CLOCK_HIGHER = ("clock lower in the slower epochs", "clock the same",
+                                         "clock higher in the slower epochs")   # its clause about the clock (.clock)
 
 
 def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
-    """Did the slower epochs run at a lower clock? slow, fast: Timings of the two kinds of epoch (the training
-    loop's, back to back); clock_ratio: the fast epochs' clock / the slow ones'. There is a gap when a typical
-    slow epoch (the median) takes longer than four in five fast ones (timing.typical_above: the loop's epochs
-    have two modes, a few at full speed). A clock lower by more than `margin` is named with what it can do: a
-    kernel's time grows at most with 1/clock, and memory and the CPU's part do not slow with the SMs. How
-    far an idle GPU clocks down moves from run to run, so the verdict says only that it did, never whether
-    it accounts for all of the gap. Outcomes: NO_GAP, CLOCK_LOWER, CLOCK_SAME, CLOCK_HIGHER."""
+    """Were the training loop's epochs slower than back-to-back ones, and at what clock did they run? slow,
+    fast: Timings of the two kinds of epoch (the training loop's, back to back); clock_ratio: the fast epochs'
+    clock / the slow ones'. There is a gap when a typical slow epoch (the median) takes longer than four in
+    five fast ones (timing.typical_above: the loop's epochs have two modes, a few at full speed). The outcome
+    is only that: GAP or NO_GAP. Where there is a gap, a clause says what the clock did in this run (`.clock`:
+    CLOCK_LOWER beyond `margin`, with what it can do: a kernel's time grows at most with 1/clock; CLOCK_SAME
+    within it; CLOCK_HIGHER), and that this part holds for this run only: whether an idle GPU clocks down
+    in the loop's pauses, and how far, moved from run to run on one H100 (3.7× lower in one run of notebook
+    05, the same clock in the next), so a verdict on the clock flipped between runs."""
     slower = slow.median / fast.median
     if not typical_above(slow, fast):
         return Verdict(f"the two kinds of epoch ({slow.text()} and {fast.text()}) are {not_above(slow, fast)}: "
                        "there is no gap to explain", NO_GAP)
     head = f"the slower epochs took {slower:.2f}× as long at the median, {slow.text()} against {fast.text()},"
+    tail = ("; whether an idle GPU clocks down in the loop's pauses, and how far, moves from one run to the next, "
+            "so what the clock did holds for this run only")
     if clock_ratio < 1 / (1 + margin):
-        return Verdict(f"{head} yet ran at {clock_words(clock_ratio)}: the clock does not explain them", CLOCK_HIGHER)
-    if clock_ratio < 1 + margin:
+        text, clock = f"{head} yet ran at {clock_words(clock_ratio)}: the clock does not explain them", CLOCK_HIGHER
+    elif clock_ratio < 1 + margin:
         words = clock_words(clock_ratio)
         about = ("the same clock" if words == "the same clock" else
                  f"about the same clock ({words.removeprefix('a clock ')}, within the {100 * margin:.3g} % we call "
                  "the same)")
-        return Verdict(f"{head} and ran at {about}: the clock does not explain them", CLOCK_SAME)
-    return Verdict(f"{head} and ran at a clock {clock_ratio:.2f}× lower, which can stretch a kernel by as much: the "
-                   "GPU clocked down in the pauses between the loop's epochs", CLOCK_LOWER)
+        text, clock = f"{head} and ran at {about}: here the clock does not explain them", CLOCK_SAME
+    else:
+        text, clock = (f"{head} and ran at a clock {clock_ratio:.2f}× lower, which can stretch a kernel by as much: "
+                       "here the GPU clocked down in the pauses between the loop's epochs", CLOCK_LOWER)
+    v = Verdict(text + tail, GAP)
+    v.clock = clock
+    return v
 
 
 def clock_words(clock_ratio: float) -> str:
