@@ -526,3 +526,14 @@ def test_twice_either_side_of_the_margin(margin, differs):
     assert ("1.08× apart; the two places differ" in s and "does not show" in s) == differs
     assert (f"{100 * margin:.3g} % we call the same" in s) == (not differs)
     assert a.text() in s and b.text() in s and s.endswith(".")
+
+
+def test_mapped_output_names_an_equal_printed_figure_once():
+    same = inference.mapped_output_verdict(unmapped=t(19.1e-6, 0.005), mapped=t(19.1e-6, 0.005))
+    figure = t(19.1e-6, 0.005).text()
+    assert same.outcome == inference.IN_PLACE and same.count(figure) == 1
+    assert same.startswith(f"the output layer took {figure} both ways, writing a buffer the CPU had mapped")
+    assert "1.00×" not in same
+    near = inference.mapped_output_verdict(unmapped=t(19.1e-6, 0.005), mapped=t(19.4e-6, 0.005))
+    assert "both ways" not in near and "1.02× the" in near
+    assert t(19.4e-6, 0.005).text() in near and t(19.1e-6, 0.005).text() in near
