@@ -537,3 +537,18 @@ def test_mapped_output_names_an_equal_printed_figure_once():
     near = inference.mapped_output_verdict(unmapped=t(19.1e-6, 0.005), mapped=t(19.4e-6, 0.005))
     assert "both ways" not in near and "1.02× the" in near
     assert t(19.4e-6, 0.005).text() in near and t(19.1e-6, 0.005).text() in near
+
+
+@pytest.mark.parametrize("gflops, text", [(4570.0, "4,570"), (32561.3, "32,561"), (100.0, "100"),
+                                          (99.94, "99.9"), (13.72, "13.7"), (0.5234, "0.523")])
+def test_gflops_text_either_side_of_100(gflops, text):
+    assert matmul.gflops_text(gflops) == text
+
+
+def test_cublas_share_notes_write_percent_one_way():
+    from helpers.bench import matmul as bench_matmul
+    rows = [{"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 256, "seconds": 30e-6, "gflops": 1000.0},
+            {"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 4096, "seconds": 3e-3, "gflops": 50000.0},
+            {"impl": "matmul_2_tiled", "size": 256, "seconds": 15e-6, "gflops": 2000.0}]
+    (note,) = bench_matmul.cublas_share_notes(rows)
+    assert "matmul_2_tiled 200%" in note and "above 100%" in note and " %" not in note
