@@ -184,6 +184,6 @@ def twice(what: str, first: timing.Timing, first_with: str, second: timing.Timin
         tail = timing.the_same(first, second, margin)
     else:
         ratio = max(first.median, second.median) / min(first.median, second.median)
-        tail = (f"{timing._g(ratio, 3)}× apart; the two places differ in what was timed with it, and the code does "
+        tail = (f"{timing._g(ratio, 3)}× apart; the two places differ in what else was timed there, and the code does "
                 "not show which difference changes the time")
     return f"{head}: {tail}."
