@@ -326,12 +326,17 @@ MOVED, IN_PLACE, MAPPED_FASTER = "mapped buffer slower", "no difference", "mappe
 def mapped_output_verdict(unmapped: timing.Timing, mapped: timing.Timing) -> timing.Verdict:
     """unmapped: the output layer writing a buffer the CPU never maps; mapped: writing one the CPU has read by
     mapping it. MOVED when the mapped buffer's band lies above and its median is MAPPED_SLOWER× or more;
-    MAPPED_FASTER the other way round (beyond the noise); else IN_PLACE."""
+    MAPPED_FASTER the other way round (beyond the noise); else IN_PLACE. Where both print as the same figure,
+    the sentence names it once: 'took 19.1 µs (18.9–19.2) both ways'."""
     if unmapped.median <= 0 or mapped.median <= 0:
         raise ValueError(f"times need positive durations, got {unmapped.median} and {mapped.median}")
     ratio = mapped.median / unmapped.median
-    head = (f"the output layer writing a buffer the CPU had mapped took {mapped.text()}, {ratio:.2f}× the "
-            f"{unmapped.text()} of the same layer writing a buffer the CPU never touches")
+    if mapped.text() == unmapped.text():    # the same printed figures: name them once
+        head = (f"the output layer took {mapped.text()} both ways, writing a buffer the CPU had mapped and one the "
+                "CPU never touches")
+    else:
+        head = (f"the output layer writing a buffer the CPU had mapped took {mapped.text()}, {ratio:.2f}× the "
+                f"{unmapped.text()} of the same layer writing a buffer the CPU never touches")
     outcome = timing.compare(unmapped, mapped, margin=MAPPED_SLOWER - 1)
     if outcome == timing.A_FASTER:
         return timing.Verdict(head + ": the driver moved the mapped buffer where the CPU reads it, and the "

@@ -319,7 +319,7 @@ def demo_in_turn(ctx, name: str, n: int, clock, configs: list, rng=None, repeat:
     for i, (label, ok, defines) in enumerate(zip(labels, oks, configs)):
         gflops = 2 * n ** 3 / took[i].median / 1e9
         print(f"{label}, {n}³, by {clock.source}, {per_dispatch(calls)}{turn}, median and 20–80 % of {repeat}: "
-              f"{took[i].text()}, {gflops:.1f} GFLOP/s")
+              f"{took[i].text()}, {gflops_text(gflops)} GFLOP/s")
         results.append({"check": ok, "timing": took[i], "seconds": took[i].median, "gflops": gflops,
                         "calls": calls, "defines": dict(defines or {})})
     return results
@@ -405,6 +405,14 @@ def shuffle_verdict(shared: timing.Timing, shuffle: timing.Timing) -> timing.Ver
     why = (": a shuffle moves one float per instruction, a shared-memory vec4 read four, so sharing through "
            "registers does not pay here.")
     return timing.Verdict(f"{v}{why}", v.outcome)
+
+
+def gflops_text(gflops: float) -> str:
+    """A GFLOP/s figure for a sentence: whole numbers with thousands separators from 100 up ('4,570', '32,561'),
+    three significant digits below ('13.7', '0.52'), never a spurious decimal or an exponent."""
+    if gflops >= 100:
+        return f"{gflops:,.0f}"
+    return timing._g(gflops, 3)
 
 
 def rung_verdict(rung: str, before: str, n: int, t_rung: timing.Timing, t_before: timing.Timing) -> timing.Verdict:

@@ -334,7 +334,7 @@ def test_demo_times_streams_of_the_length_streamed_gives(ctx, monkeypatch, capsy
     assert result["gflops"] == pytest.approx(2 * 64 ** 3 / (1e-3 * expected) / 1e9)
     line = capsys.readouterr().out.splitlines()[-1]
     assert (words or matmul.per_dispatch(expected)) in line
-    assert f"{result['timing'].text()}, {result['gflops']:.1f} GFLOP/s" in line
+    assert f"{result['timing'].text()}, {matmul.gflops_text(result['gflops'])} GFLOP/s" in line
 
 
 def test_demo_names_the_configuration_it_ran(ctx, capsys):

@@ -435,7 +435,7 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
             notes.append(timing.Verdict(head + ": at its best speed cuBLAS's arithmetic would take "
                                         f"{own:.0%} of that time, the rest being the fixed cost of a call (issuing "
                                         "it from PyTorch, launching its kernel) on a GPU this size does not fill, so a "
-                                        "share above 100 % says that rung costs less per call here, not that its "
+                                        "share above 100% says that rung costs less per call here, not that its "
                                         "arithmetic is faster.", OVERHEAD))
         elif own < NEAR_PEAK:
             notes.append(timing.Verdict(head + f": cuBLAS ran at {own:.0%} of its own best speed in this run, far from its best at this size too, so the rung beats a "
