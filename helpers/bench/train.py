@@ -275,3 +275,18 @@ if __name__ == "__main__":
     print(gl.describe(context))
     quick = args.quick or mode.is_quick()
     tune(context, quick) if args.tune else run(context, quick)
+
+
+def unaccounted_sentence(parts: dict) -> str:
+    """What a negative 'unaccounted' part of profile.epoch_account's epoch means, in words: the parts measured
+    apart add up to more than the epoch, by how much (ms, as epoch_bars prints it, and in percent of the
+    epoch, as limits.epoch_shares rounds it). "" where the rest is zero or above (the notebook's markdown says
+    what a positive rest is)."""
+    rest, epoch = parts["unaccounted"], sum(parts.values())
+    if rest >= 0:
+        return ""
+    ms = 1e3 * -rest
+    figure = f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2g} ms"
+    return (f"The parts measured apart add up to more than the epoch, by {figure} ({round(100 * -rest / epoch) + 0} % "
+            "of it), so the unaccounted rest is below zero: within the epoch some parts overlap (a readback is "
+            "taken while the GPU runs the next chunk) or take less time than they took apart.")
