@@ -273,3 +273,17 @@ def test_unaccounted_sentence_only_for_a_negative_rest(rest_ms, words):
     else:
         assert words in said and said.startswith("The parts measured apart add up to more than the epoch")
         assert said.endswith(".") and "below zero" in said and "overlap" in said
+
+
+@pytest.mark.parametrize("here_ms, words", [(22.9, "are the same within the noise we measured."),
+                                            (20.0, "time the same trainer by the same clock, 1.1× apart:"),
+                                            (30.0, "time the same trainer by the same clock, 1.3× apart:")])
+def test_glsl_here_vs_record_either_side_of_the_same(here_ms, words):
+    """The record's six-dispatch epoch 22.9 ms (22.2–23.2) against this notebook's: the same where compare
+    calls them so, otherwise the ratio of the printed medians and what differs; no row, no sentence."""
+    record = {"benches": {"fused": [{"name": train.UNFUSED_ROW, "ms": 22.9, "ms_low": 22.2, "ms_high": 23.2}]}}
+    here = timing.Timing(tuple(here_ms * 1e-3 * (1 + 0.005 * k) for k in (-1, -0.5, 0, 0.5, 1)))
+    said = train.glsl_here_vs_record(record, here)
+    assert words in said and said.startswith(f"This notebook's back-to-back epoch ({here.text()})")
+    assert "(22.9 ms (22.2–23.2))" in said and said.endswith(".")
+    assert train.glsl_here_vs_record({"benches": {}}, here) == ""

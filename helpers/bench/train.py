@@ -290,3 +290,23 @@ def unaccounted_sentence(parts: dict) -> str:
     return (f"The parts measured apart add up to more than the epoch, by {figure} ({round(100 * -rest / epoch) + 0} % "
             "of it), so the unaccounted rest is below zero: within the epoch some parts overlap (a readback is "
             "taken while the GPU runs the next chunk) or take less time than they took apart.")
+
+
+def glsl_here_vs_record(record: dict, here: timing.Timing) -> str:
+    """A sentence, not a verdict (two runs of the GPU, so its outcome could change between runs), on this
+    notebook's back-to-back epoch of the six-dispatch trainer beside the record's epoch of the same trainer
+    (committed_timings' GLSL row): the same within the noise (timing.the_same's words) where timing.compare
+    calls them the same, otherwise how far apart and what differs between the two (read from the code): the
+    record's epochs alternate with the fused trainers' in a run of the fused benchmark, this notebook's
+    follow one another. "" where the record has no such row."""
+    record_t = committed_timings(record).get(GLSL_LABEL)
+    if record_t is None:
+        return ""
+    both = (f"This notebook's back-to-back epoch ({here.text()}) and the record's six-dispatch epoch "
+            f"({record_t.text()})")
+    if timing.compare(here, record_t) == timing.SAME:
+        return f"{both} are {timing.the_same(here, record_t)}."
+    ratio = max(here.median, record_t.median) / min(here.median, record_t.median)
+    return (f"{both} time the same trainer by the same clock, {ratio:.2g}× apart: the record's epochs alternate "
+            "with the fused trainers' in a run of the fused benchmark, this notebook's follow one another in this "
+            "run, and these figures do not say which of those differences moved it.")
