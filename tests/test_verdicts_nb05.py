@@ -281,9 +281,13 @@ def test_unaccounted_sentence_only_for_a_negative_rest(rest_ms, words):
 def test_glsl_here_vs_record_either_side_of_the_same(here_ms, words):
     """The record's six-dispatch epoch 22.9 ms (22.2–23.2) against this notebook's: the same where compare
     calls them so, otherwise the ratio of the printed medians and what differs; no row, no sentence."""
-    record = {"benches": {"fused": [{"name": train.UNFUSED_ROW, "ms": 22.9, "ms_low": 22.2, "ms_high": 23.2}]}}
+    record = {"benches": {"fused": [{"name": train.UNFUSED_ROW + " (notebook 05)", "ms": 22.9, "ms_low": 22.2,
+                                     "ms_high": 23.2, "steps": 469}]}}
     here = timing.Timing(tuple(here_ms * 1e-3 * (1 + 0.005 * k) for k in (-1, -0.5, 0, 0.5, 1)))
-    said = train.glsl_here_vs_record(record, here)
+    said = train.glsl_here_vs_record(record, here, 469)
     assert words in said and said.startswith(f"This notebook's back-to-back epoch ({here.text()})")
     assert "(22.9 ms (22.2–23.2))" in said and said.endswith(".")
-    assert train.glsl_here_vs_record({"benches": {}}, here) == ""
+    assert train.glsl_here_vs_record({"benches": {}}, here, 469) == ""
+    assert train.glsl_here_vs_record(record, here, 16) == ("This notebook's epochs (16 steps) and the record's "
+                                                           "six-dispatch epochs (469 steps) are of different sizes, "
+                                                           "so they are not compared.")

@@ -292,16 +292,21 @@ def unaccounted_sentence(parts: dict) -> str:
             "taken while the GPU runs the next chunk) or take less time than they took apart.")
 
 
-def glsl_here_vs_record(record: dict, here: timing.Timing) -> str:
+def glsl_here_vs_record(record: dict, here: timing.Timing, steps_here: int) -> str:
     """A sentence, not a verdict (two runs of the GPU, so its outcome could change between runs), on this
     notebook's back-to-back epoch of the six-dispatch trainer beside the record's epoch of the same trainer
     (committed_timings' GLSL row): the same within the noise (timing.the_same's words) where timing.compare
     calls them the same, otherwise how far apart and what differs between the two (read from the code): the
     record's epochs alternate with the fused trainers' in a run of the fused benchmark, this notebook's
-    follow one another. "" where the record has no such row."""
+    follow one another. Epochs of another number of steps (QUICK mode) are not compared; "" where the record
+    has no such row."""
     record_t = committed_timings(record).get(GLSL_LABEL)
     if record_t is None:
         return ""
+    row = next(r for r in record["benches"]["fused"] if r.get("name", "").startswith(UNFUSED_ROW) and r.get("ms"))
+    if row.get("steps") != steps_here:
+        return (f"This notebook's epochs ({steps_here} steps) and the record's six-dispatch epochs "
+                f"({row.get('steps', 'an unrecorded number of')} steps) are of different sizes, so they are not compared.")
     both = (f"This notebook's back-to-back epoch ({here.text()}) and the record's six-dispatch epoch "
             f"({record_t.text()})")
     if timing.compare(here, record_t) == timing.SAME:
