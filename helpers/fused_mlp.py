@@ -375,7 +375,7 @@ LAYOUT_MARGIN = 0.15   # two layouts' epochs are called different only beyond 15
 
 
 def kernel_share(name: str, share: float, low: float | None = None, high: float | None = None) -> str:
-    """'name: kernels 62% (62%–63%) of the epoch', from share = kernel time / epoch time, and its band
+    """'name: kernels 62 % (62–63 %) of the epoch', from share = kernel time / epoch time, and its band
     low..high (the share at the epoch's 80th and 20th percentiles; default: the share alone). Figures only:
     an epoch's wall clock moves by several percent between runs while its kernels do not, so the share moves
     with it (the fused trainer's between 62 and 70 % in six runs on one H100): a word such as "mostly" would
@@ -387,10 +387,11 @@ def kernel_share(name: str, share: float, low: float | None = None, high: float 
 
 
 def share_text(share: float, low: float, high: float) -> str:
-    """'62% (62%–63%)': a share and its band in whole percents; the share alone where the band rounds to
-    the share's own figure ('70%', not '70% (70%–70%)')."""
-    band = f"{low:.0%}–{high:.0%}"
-    return f"{share:.0%}" if band == f"{share:.0%}–{share:.0%}" else f"{share:.0%} ({band})"
+    """'62 % (62–63 %)': a share and its band in whole percents, with a space before '%' as the notebook's
+    accuracies have it; the share alone where the band rounds to the share's own figure ('70 %', not
+    '70 % (70–70 %)')."""
+    mid, lo, hi = (f"{100 * x:.0f}" for x in (share, low, high))
+    return f"{mid} %" if lo == hi == mid else f"{mid} % ({lo}–{hi} %)"
 
 
 SHARE_ROSE, SHARE_FELL, SHARE_LEVEL = "kernel share rose", "kernel share fell", "kernel share level"

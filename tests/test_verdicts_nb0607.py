@@ -24,8 +24,8 @@ def test_kernel_share_gives_figures_and_no_verdict():
     """The share moves with the epoch's wall clock between runs (62 to 70 % for the fused trainer in six H100
     runs), so its sentence gives the figures and no word that a threshold picks."""
     v = fused_mlp.kernel_share("fused", 0.62, low=0.62, high=0.63)
-    assert v == "fused: kernels 62% (62%–63%) of the epoch" and not hasattr(v, "outcome")
-    assert fused_mlp.kernel_share("fused", 0.5) == "fused: kernels 50% of the epoch"
+    assert v == "fused: kernels 62 % (62–63 %) of the epoch" and not hasattr(v, "outcome")
+    assert fused_mlp.kernel_share("fused", 0.5) == "fused: kernels 50 % of the epoch"
 
 
 @pytest.mark.parametrize("before, after, outcome", [
@@ -53,11 +53,12 @@ def test_share_shift_on_each_side_of_the_bands(before, after, outcome):
     assert "removed more" not in v
 
 
-@pytest.mark.parametrize("share, low, high, text", [(0.70, 0.698, 0.702, "70%"),                 # band rounds to 70%
-                                                    (0.62, 0.62, 0.63, "62% (62%–63%)"),
-                                                    (0.59, 0.584, 0.594, "59% (58%–59%)")])    # 58.4 rounds to 58
+@pytest.mark.parametrize("share, low, high, text", [(0.70, 0.698, 0.702, "70 %"),                 # band rounds to 70 %
+                                                    (0.62, 0.62, 0.63, "62 % (62–63 %)"),
+                                                    (0.59, 0.584, 0.594, "59 % (58–59 %)")])    # 58.4 rounds to 58
 def test_share_text_gives_the_band_only_where_it_shows(share, low, high, text):
     assert fused_mlp.share_text(share, low, high) == text
+    assert fused_mlp.share_text(0.62, 0.615, 0.624) == "62 %"     # a band that rounds to the share: no band
 
 
 def test_kernel_share_refuses_a_share_outside_0_1():
@@ -82,7 +83,7 @@ def test_kernel_share_account_prints_every_figure_of_its_share(epoch_ms, share):
     words, (value, low, high) = bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(epoch_ms))
     assert (f"(kernels 21.2 µs a step, less 2 × 2.3 µs of empty dispatch, × 469 steps: 7.79 ms of a "
             f"{T(epoch_ms).text()} epoch)") in words
-    printed = int(re.search(r"kernels (\d+)%", words).group(1))             # the share, rebuilt by hand
+    printed = int(re.search(r"kernels (\d+) %", words).group(1))             # the share, rebuilt by hand
     assert printed == round(100 * (21.2 - 2 * 2.3) * 469 / 1e3 / epoch_ms) == round(100 * share)
     assert low <= value <= high and abs(value - share) < 0.01
 
@@ -97,7 +98,7 @@ def test_kernel_share_account_arithmetic_holds_on_the_printed_figures(kernels_us
                     r"([\d.]+) ms of a", words)
     k, n, e, ms = float(got.group(1)), int(got.group(2)), float(got.group(3)), float(got.group(4))
     assert f"{(k - n * e) * 469 / 1e3:.3g}" == f"{ms:.3g}"
-    assert int(re.search(r"kernels (\d+)%", words).group(1)) == round(100 * (k - n * e) * 469 / 1e3 / 20.0)
+    assert int(re.search(r"kernels (\d+) %", words).group(1)) == round(100 * (k - n * e) * 469 / 1e3 / 20.0)
 
 
 def test_kernel_share_account_names_a_kernel_no_longer_than_an_empty_dispatch():
