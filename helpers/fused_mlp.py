@@ -375,7 +375,7 @@ LAYOUT_MARGIN = 0.15   # two layouts' epochs are called different only beyond 15
 
 
 def kernel_share(name: str, share: float, low: float | None = None, high: float | None = None) -> str:
-    """'name: kernels 62% (62%–63%) of the epoch', from share = kernel time / epoch time, and its band
+    """'name: kernels 62 % (62–63 %) of the epoch', from share = kernel time / epoch time, and its band
     low..high (the share at the epoch's 80th and 20th percentiles; default: the share alone). Figures only:
     an epoch's wall clock moves by several percent between runs while its kernels do not, so the share moves
     with it (the fused trainer's between 62 and 70 % in six runs on one H100): a word such as "mostly" would
@@ -387,10 +387,11 @@ def kernel_share(name: str, share: float, low: float | None = None, high: float 
 
 
 def share_text(share: float, low: float, high: float) -> str:
-    """'62% (62%–63%)': a share and its band in whole percents; the share alone where the band rounds to
-    the share's own figure ('70%', not '70% (70%–70%)')."""
-    band = f"{low:.0%}–{high:.0%}"
-    return f"{share:.0%}" if band == f"{share:.0%}–{share:.0%}" else f"{share:.0%} ({band})"
+    """'62 % (62–63 %)': a share and its band in whole percents, with a space before '%' as the notebook's
+    accuracies have it; the share alone where the band rounds to the share's own figure ('70 %', not
+    '70 % (70–70 %)')."""
+    mid, lo, hi = (f"{100 * x:.0f}" for x in (share, low, high))
+    return f"{mid} %" if lo == hi == mid else f"{mid} % ({lo}–{hi} %)"
 
 
 SHARE_ROSE, SHARE_FELL, SHARE_LEVEL = "kernel share rose", "kernel share fell", "kernel share level"
@@ -430,7 +431,9 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
     launches, barriers, waiting). Every figure is printed to 0.1 µs, and each drop is the difference of the
     two printed figures, which the outcome is judged on too, so the words never contradict the figures.
     Two drops closer than `margin` of the larger are called alike. Outcome: KERNEL_FELL_MORE, REST_FELL_MORE,
-    BOTH_ALIKE, or NEITHER_FELL where neither part got smaller."""
+    BOTH_ALIKE, or NEITHER_FELL where neither part got smaller. Where both fell and the part that fell less in
+    µs fell by the larger fraction of itself (the fractions of the printed figures), the sentence says so
+    ("though the rest fell by a larger fraction"), so it agrees with share_shift's relative terms."""
     tenths = lambda s: round(1e7 * s)                                     # noqa: E731  (0.1 µs units)
     us = lambda t: f"{t / 10:.1f} µs"                                      # noqa: E731
     kernel_u, kernel_f = tenths(kernel_unfused), tenths(kernel_fused)
@@ -443,11 +446,21 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
     larger = max(abs(drop["kernel"]), abs(drop["rest"]))
     if drop["kernel"] <= 0 and drop["rest"] <= 0:
         return timing.Verdict(text + ": neither part fell here", NEITHER_FELL)
+    # the fraction each part fell by, compared without division: drop_k / kernel_u against drop_r / rest_u
+    fraction = ""
+    if drop["kernel"] > 0 and drop["rest"] > 0:
+        if drop["rest"] * kernel_u > drop["kernel"] * rest_u:
+            fraction = ", though the rest fell by a larger fraction"
+        elif drop["kernel"] * rest_u > drop["rest"] * kernel_u:
+            fraction = ", though the kernels' time fell by a larger fraction"
     if abs(drop["kernel"] - drop["rest"]) < margin * larger:
-        return timing.Verdict(text + ": the two fell by about as much", BOTH_ALIKE)
+        return timing.Verdict(text + ": the two fell by about as much in µs" + fraction.replace(", though", ", and"),
+                              BOTH_ALIKE)
     if drop["kernel"] > drop["rest"]:
-        return timing.Verdict(text + ": the kernels' time fell more", KERNEL_FELL_MORE)
-    return timing.Verdict(text + ": the rest of the step fell more", REST_FELL_MORE)
+        return timing.Verdict(text + ": the kernels' time fell more in µs"
+                              + (fraction if "rest" in fraction else ""), KERNEL_FELL_MORE)
+    return timing.Verdict(text + ": the rest of the step fell more in µs"
+                          + (fraction if "kernels" in fraction else ""), REST_FELL_MORE)
 
 
 def loop_epochs(loops: dict, backs: dict) -> str:
@@ -475,17 +488,19 @@ def loop_epochs(loops: dict, backs: dict) -> str:
 
 
 def fastest_loop_epoch(loop: timing.Timing, back: timing.Timing, margin: float = 0.15) -> str:
-    """The clause loop_slowdown adds about the loop's fastest epoch when most of them were slower: its time and
-    its ratio to the back-to-back median, and 'no slower than back to back' where it took less than four in
-    five back-to-back epochs (below their 20th percentile), 'about as fast as back to back' where it lies
-    within `margin` above their 80th percentile (timing.typical_above), nothing where it took longer."""
+    """The sentence loop_slowdown adds about the loop's fastest epoch when most of them were slower: its time and
+    its ratio to the back-to-back median, 'beat the back-to-back median' where it took less than four in
+    five back-to-back epochs (below their 20th percentile, so below their median too), 'about as fast as
+    back-to-back ones' where it lies within `margin` above their 80th percentile (timing.typical_above),
+    nothing ("") where it took longer."""
     quickest = min(loop.samples)
     if timing.typical_above(timing.Timing((quickest,)), back, margin):
         return ""
-    said = ("no slower than back to back" if quickest < back.low else
-            f"about as fast as back to back (within the {100 * margin:.3g} % we call the same)")
-    return (f"; its fastest epoch ({1e3 * quickest:.3g} ms, {quickest / back.median:.2f}× the back-to-back "
-            f"median) was {said}")
+    head = f"Its fastest epoch, {1e3 * quickest:.3g} ms, "
+    if quickest < back.low:
+        return head + f"beat the back-to-back median, at {quickest / back.median:.2f}× it"
+    return head + (f"was about as fast as back-to-back ones, at {quickest / back.median:.2f}× their median "
+                   f"(within the {100 * margin:.3g} % we call the same)")
 
 
 def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | None = None,
@@ -505,8 +520,8 @@ def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | Non
         fastest = fastest_loop_epoch(loop, back, margin)
         return timing.Verdict(
             f"At the median, the training loop's epochs ({loop.text()}) took {ratio:.2f}× as long as back-to-back "
-            f"ones ({back.text()}){fastest}: {pause}; notebook 05 measures what such pauses do to the GPU's clock",
-            "slower in the loop")
+            f"ones ({back.text()}): {pause}; notebook 05 measures what such pauses do to the GPU's clock"
+            + (f". {fastest}" if fastest else ""), "slower in the loop")
     return timing.Verdict(f"The training loop's epochs ({loop.text()}) took about as long as back-to-back ones "
                           f"({back.text()}), {ratio:.2f}× at the median; the two are "
                           f"{timing.not_above(loop, back, margin)}: {pause}", timing.SAME)
@@ -522,11 +537,12 @@ def bench_row(rows: list[dict], name: str) -> dict:
 
 def against_pytorch(rows: list[dict], card: str) -> timing.Verdict:
     """The fused epoch against the fastest PyTorch row of the same benchmark run (rows with 'ms', and their
-    20-80 % band where stored): timing.versus of the two."""
+    20-80 % band where stored): timing.versus of the two, led by where the figures come from ('On the <card>,
+    in the committed benchmark, the fused epoch (…) is …'), as they are not this run's."""
     fused = bench_row(rows, FUSED_ROW)
     torch = [r for r in rows if r["name"].startswith("PyTorch") and "ms" in r]
     best = min(torch, key=lambda r: r["ms"])
     way = best["name"].replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
     v = timing.versus(timing.Timing.from_row(fused), timing.Timing.from_row(best), "the fused epoch",
-                      f"PyTorch's fastest way here, {way}")
-    return timing.Verdict(f"{v[0].upper()}{v[1:]}, on the {card}, in the committed benchmark", v.outcome)
+                      f"PyTorch's fastest way, {way}")
+    return timing.Verdict(f"On the {card}, in the committed benchmark, {v}", v.outcome)

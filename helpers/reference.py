@@ -48,21 +48,44 @@ def check_loss(loss, *, epoch: int, step: int, lr: float, optimizer: str = "SGD"
         return loss
     known = optimizer if optimizer in WORKING_LR else "SGD"
     working, also = WORKING_LR[known], " too"   # "Check too ..." after a sentence that blames lr
+    rate, good = f"lr {number_text(lr)}", f"lr {number_text(working)}"
     if not (math.isfinite(lr) and lr > 0):
-        cause = (f"The learning rate lr={lr} is not a usable number; {known} at batch {WORKING_BATCH_SIZE} trains "
-                 f"it with lr={working:g}.")
+        cause = (f"The learning rate, {rate}, is not a usable number; {known} at batch {WORKING_BATCH_SIZE} trains "
+                 f"it with {good}.")
     elif lr > working:
-        cause = (f"The learning rate lr={lr} is too large for this model; {known} at batch {WORKING_BATCH_SIZE} "
-                 f"trains it with lr={working:g}.")
+        cause = (f"The learning rate, {rate}, is too large for this model; {known} at batch {WORKING_BATCH_SIZE} "
+                 f"trains it with {good}.")
     else:   # never advise the rate that just diverged
-        cause = (f"The learning rate lr={lr} is no larger than the one {known} at batch {WORKING_BATCH_SIZE} trains "
-                 f"this model with ({working:g}), so it is unlikely to be the cause.")
+        cause = (f"The learning rate, {rate}, is no larger than the one {known} at batch {WORKING_BATCH_SIZE} "
+                 f"trains this model with ({number_text(working)}), so it is unlikely to be the cause.")
         also = ""
     raise TrainingDiverged(
-        f"Training diverged at epoch {epoch}, step {step}: the loss is {loss:.4g}"
-        + (f" (over {limit:.1f}, {DIVERGED_FACTOR}x the loss of guessing)" if math.isfinite(loss) else "")
+        f"Training diverged at epoch {epoch}, step {step}: the loss is {number_text(loss)}"
+        + (f" (over {limit:.1f}, {DIVERGED_FACTOR}× the loss of guessing)" if math.isfinite(loss) else "")
         + f". {cause} Check{also} that the inputs are scaled to [0, 1] and "
         "the weights are finite.")
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def number_text(x: float) -> str:
+    """A number for a reader, four significant digits at most: 17,480,000 (not 1.748e+07), 10,000 (not
+    10000.0), 0.3, 0.001; beyond a thousand million or below a thousandth as 1.5 × 10¹² or 2 × 10⁻⁵;
+    NaN and infinity in words."""
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "infinity" if x > 0 else "minus infinity"
+    if x == 0:
+        return "0"
+    rounded = float(f"{x:.4g}")
+    if 1e-3 <= abs(rounded) < 1e9:
+        return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.4g}"
+    mantissa, exponent = f"{rounded:.3e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 
 # ---------------------------------------------------------------------------------------------

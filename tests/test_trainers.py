@@ -170,7 +170,7 @@ def test_a_finite_divergence_stops_training(ctx, cls):
     with pytest.raises(reference.TrainingDiverged) as info:
         trainer.train(2, progress=False)
     message = str(info.value)
-    assert "lr=10000.0" in message and "lr=0.3" in message and "lr=1000.0" not in message
+    assert "lr 10,000," in message and "lr 0.3." in message and "lr 1,000" not in message
     assert trainer.epoch == 0
 
 

@@ -257,3 +257,37 @@ def test_record_account_does_not_compare_other_sets_or_missing_rows():
     assert v.outcome == train.NOT_COMPARED and "(2048 images)" in v and "(60000 images)" in v
     _, eager, numpy = train.record_account({"benches": {}}, here, 2_048)
     assert eager.outcome == numpy.outcome == train.NOT_COMPARED
+
+
+@pytest.mark.parametrize("rest_ms, words", [(-0.62, "by 0.62 ms (3 % of it)"), (-0.004, "by 0.004 ms (0 % of it)"),
+                                            (0.0, None), (1.5, None)])
+def test_unaccounted_sentence_only_for_a_negative_rest(rest_ms, words):
+    """Parts of a 20 ms epoch: a rest below zero is put in words, with the figures the bar's note and the
+    shares print (0.62 ms, 3 %); a rest of zero or above is the markdown's, and gets no sentence."""
+    parts = {"kernel": 11.8e-3, "dispatch": 7e-3, "readback": 0.4e-3, "upload": 0.049e-3}
+    parts["unaccounted"] = rest_ms * 1e-3
+    parts["between dispatches"] = 20e-3 - sum(parts.values())
+    said = train.unaccounted_sentence(parts)
+    if words is None:
+        assert said == ""
+    else:
+        assert words in said and said.startswith("The parts measured apart add up to more than the epoch")
+        assert said.endswith(".") and "below zero" in said and "overlap" in said
+
+
+@pytest.mark.parametrize("here_ms, words", [(22.9, "are the same within the noise we measured."),
+                                            (20.0, "time the same trainer by the same clock, 1.1× apart:"),
+                                            (30.0, "time the same trainer by the same clock, 1.3× apart:")])
+def test_glsl_here_vs_record_either_side_of_the_same(here_ms, words):
+    """The record's six-dispatch epoch 22.9 ms (22.2–23.2) against this notebook's: the same where compare
+    calls them so, otherwise the ratio of the printed medians and what differs; no row, no sentence."""
+    record = {"benches": {"fused": [{"name": train.UNFUSED_ROW + " (notebook 05)", "ms": 22.9, "ms_low": 22.2,
+                                     "ms_high": 23.2, "steps": 469}]}}
+    here = timing.Timing(tuple(here_ms * 1e-3 * (1 + 0.005 * k) for k in (-1, -0.5, 0, 0.5, 1)))
+    said = train.glsl_here_vs_record(record, here, 469)
+    assert words in said and said.startswith(f"This notebook's back-to-back epoch ({here.text()})")
+    assert "(22.9 ms (22.2–23.2))" in said and said.endswith(".")
+    assert train.glsl_here_vs_record({"benches": {}}, here, 469) == ""
+    assert train.glsl_here_vs_record(record, here, 16) == ("This notebook's epochs (16 steps) and the record's "
+                                                           "six-dispatch epochs (469 steps) are of different sizes, "
+                                                           "so they are not compared.")

@@ -24,8 +24,8 @@ def test_kernel_share_gives_figures_and_no_verdict():
     """The share moves with the epoch's wall clock between runs (62 to 70 % for the fused trainer in six H100
     runs), so its sentence gives the figures and no word that a threshold picks."""
     v = fused_mlp.kernel_share("fused", 0.62, low=0.62, high=0.63)
-    assert v == "fused: kernels 62% (62%–63%) of the epoch" and not hasattr(v, "outcome")
-    assert fused_mlp.kernel_share("fused", 0.5) == "fused: kernels 50% of the epoch"
+    assert v == "fused: kernels 62 % (62–63 %) of the epoch" and not hasattr(v, "outcome")
+    assert fused_mlp.kernel_share("fused", 0.5) == "fused: kernels 50 % of the epoch"
 
 
 @pytest.mark.parametrize("before, after, outcome", [
@@ -53,11 +53,12 @@ def test_share_shift_on_each_side_of_the_bands(before, after, outcome):
     assert "removed more" not in v
 
 
-@pytest.mark.parametrize("share, low, high, text", [(0.70, 0.698, 0.702, "70%"),                 # band rounds to 70%
-                                                    (0.62, 0.62, 0.63, "62% (62%–63%)"),
-                                                    (0.59, 0.584, 0.594, "59% (58%–59%)")])    # 58.4 rounds to 58
+@pytest.mark.parametrize("share, low, high, text", [(0.70, 0.698, 0.702, "70 %"),                 # band rounds to 70 %
+                                                    (0.62, 0.62, 0.63, "62 % (62–63 %)"),
+                                                    (0.59, 0.584, 0.594, "59 % (58–59 %)")])    # 58.4 rounds to 58
 def test_share_text_gives_the_band_only_where_it_shows(share, low, high, text):
     assert fused_mlp.share_text(share, low, high) == text
+    assert fused_mlp.share_text(0.62, 0.615, 0.624) == "62 %"     # a band that rounds to the share: no band
 
 
 def test_kernel_share_refuses_a_share_outside_0_1():
@@ -82,7 +83,7 @@ def test_kernel_share_account_prints_every_figure_of_its_share(epoch_ms, share):
     words, (value, low, high) = bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(epoch_ms))
     assert (f"(kernels 21.2 µs a step, less 2 × 2.3 µs of empty dispatch, × 469 steps: 7.79 ms of a "
             f"{T(epoch_ms).text()} epoch)") in words
-    printed = int(re.search(r"kernels (\d+)%", words).group(1))             # the share, rebuilt by hand
+    printed = int(re.search(r"kernels (\d+) %", words).group(1))             # the share, rebuilt by hand
     assert printed == round(100 * (21.2 - 2 * 2.3) * 469 / 1e3 / epoch_ms) == round(100 * share)
     assert low <= value <= high and abs(value - share) < 0.01
 
@@ -97,7 +98,7 @@ def test_kernel_share_account_arithmetic_holds_on_the_printed_figures(kernels_us
                     r"([\d.]+) ms of a", words)
     k, n, e, ms = float(got.group(1)), int(got.group(2)), float(got.group(3)), float(got.group(4))
     assert f"{(k - n * e) * 469 / 1e3:.3g}" == f"{ms:.3g}"
-    assert int(re.search(r"kernels (\d+)%", words).group(1)) == round(100 * (k - n * e) * 469 / 1e3 / 20.0)
+    assert int(re.search(r"kernels (\d+) %", words).group(1)) == round(100 * (k - n * e) * 469 / 1e3 / 20.0)
 
 
 def test_kernel_share_account_names_a_kernel_no_longer_than_an_empty_dispatch():
@@ -144,6 +145,36 @@ def test_fusion_segments_judges_the_printed_drops():
     assert "from 40.3 µs to 21.2 µs (down 19.1 µs)" in v and "from 2.5 µs to 1.8 µs (down 0.7 µs)" in v
     assert v.outcome == fused_mlp.KERNEL_FELL_MORE
     assert "(unchanged)" in fused_mlp.fusion_segments(30.04e-6, 45.06e-6, 30.04e-6, 44.95e-6)
+
+
+@pytest.mark.parametrize("figures, outcome, ending", [
+    # notebook 06's H100 run: kernels 40.1 -> 21.2 (down 18.9, 47 %), the rest 6.7 -> 2.8 (down 3.9, 58 %)
+    ((40.1e-6, 46.8e-6, 21.2e-6, 24.0e-6), fused_mlp.KERNEL_FELL_MORE,
+     ": the kernels' time fell more in µs, though the rest fell by a larger fraction"),
+    # the rest 6.7 -> 4.0 (down 2.7, 40 % < 47 %): the kernels fell more both ways, no "though"
+    ((40.1e-6, 46.8e-6, 21.2e-6, 25.2e-6), fused_mlp.KERNEL_FELL_MORE, ": the kernels' time fell more in µs"),
+    # the rest 15.0 -> 5.0 (down 10.0, 67 %), kernels 40.0 -> 36.0 (down 4.0, 10 %): no "though"
+    ((40.0e-6, 55.0e-6, 36.0e-6, 41.0e-6), fused_mlp.REST_FELL_MORE, ": the rest of the step fell more in µs"),
+    # the rest 20.0 -> 15.0 (down 5.0, 25 %), kernels 10.0 -> 7.0 (down 3.0, 30 %)
+    ((10.0e-6, 30.0e-6, 7.0e-6, 22.0e-6), fused_mlp.REST_FELL_MORE,
+     ": the rest of the step fell more in µs, though the kernels' time fell by a larger fraction"),
+    # down 5.0 and 4.5 µs, of 30.0 (17 %) and 15.0 (30 %)
+    ((30e-6, 45e-6, 25e-6, 35.5e-6), fused_mlp.BOTH_ALIKE,
+     ": the two fell by about as much in µs, and the rest fell by a larger fraction"),
+    # down 5.0 and 5.0 µs, of 20.0 and 20.0: the same fraction, no clause
+    ((20e-6, 40e-6, 15e-6, 30e-6), fused_mlp.BOTH_ALIKE, ": the two fell by about as much in µs"),
+    # the rest rose: no fraction compared
+    ((30e-6, 45e-6, 20e-6, 36e-6), fused_mlp.KERNEL_FELL_MORE, ": the kernels' time fell more in µs")])
+def test_fusion_segments_says_which_fell_by_the_larger_fraction(figures, outcome, ending):
+    """'fell more' is in µs; where the part that fell less in µs fell by the larger fraction of itself (on the
+    printed figures), the sentence says so, both sides of the fractions' tie."""
+    v = fused_mlp.fusion_segments(*figures)
+    assert v.outcome == outcome and v.endswith(ending), v
+    (k_u, k_f, k_d), (r_u, r_f, r_d) = _printed_drops(v)
+    if "the rest fell by a larger fraction" in v:
+        assert r_d / r_u > k_d / k_u > 0
+    if "the kernels' time fell by a larger fraction" in v:
+        assert k_d / k_u > r_d / r_u > 0
 
 
 def test_fusion_segments_rest_fell_more_and_alike():
@@ -214,15 +245,16 @@ def test_loop_slowdown_two_modes_are_slower_with_the_fast_epochs_named():
     band reaches the back-to-back band, yet a typical loop epoch takes 2.9× as long."""
     loop = timing.Timing(tuple(ms * 1e-3 for ms in (13.6, 14.0, 38.0, 39.0, 39.3, 39.7, 40.0, 40.4, 40.9, 41.6)))
     v = fused_mlp.loop_slowdown(loop, T(13.5, 0.02))
-    assert v.outcome == "slower in the loop" and "At the median" in v and "about as fast as back to back" in v
-    assert "its fastest epoch (13.6 ms, 1.01× the back-to-back median) was about as fast" in v
+    assert v.outcome == "slower in the loop" and "At the median" in v and "about as fast as back-to-back ones" in v
+    assert v.endswith(". Its fastest epoch, 13.6 ms, was about as fast as back-to-back ones, at 1.01× their median "
+                      "(within the 15 % we call the same)")
     assert "fastest epoch" not in fused_mlp.loop_slowdown(T(59.6), T(29.2))
 
 
 @pytest.mark.parametrize("fastest, words", [
-    (24.1, "its fastest epoch (24.1 ms, 0.87× the back-to-back median) was no slower than back to back"),  # 06's run
-    (27.5, "its fastest epoch (27.5 ms, 0.996× the back-to-back median) was about as fast"),    # inside the band
-    (31.6, "its fastest epoch (31.6 ms, 1.14× the back-to-back median) was about as fast"),     # 1.14 × 27.74 < 31.9
+    (24.1, ". Its fastest epoch, 24.1 ms, beat the back-to-back median, at 0.87× it"),          # 06's run
+    (27.5, ". Its fastest epoch, 27.5 ms, was about as fast as back-to-back ones, at 0.996× their median"),  # in the band
+    (31.6, ". Its fastest epoch, 31.6 ms, was about as fast as back-to-back ones, at 1.14× their median"),  # < 1.15 × 27.74
     (32.2, None)])                                                                               # beyond the 15 %
 def test_loop_slowdown_fastest_epoch_either_side_of_back_to_back(fastest, words):
     """Back to back 27.6 ms (27.46–27.74): the loop's fastest epoch below its band is no slower than back to
@@ -235,7 +267,9 @@ def test_loop_slowdown_fastest_epoch_either_side_of_back_to_back(fastest, words)
         assert "fastest epoch" not in v
     else:
         assert words.replace("0.996×", f"{fastest / 27.6:.2f}×") in v
-        assert ("no slower" in v) == (fastest * 1e-3 < T(27.6).low)
+        assert ("beat the back-to-back median" in v) == (fastest * 1e-3 < T(27.6).low)
+        # the pause explains the median, and comes before the fastest epoch's sentence
+        assert v.index("the loop drew") < v.index("notebook 05 measures") < v.index("Its fastest epoch")
 
 
 def test_loop_slowdown_names_what_the_loop_drew():
@@ -256,6 +290,8 @@ def test_against_pytorch_faster_slower_and_same():
     v = fused_mlp.against_pytorch(rows, "NVIDIA H100")
     assert "12.6 ms" in v and "36.7 ms" in v and "2.9× faster" in v and "CUDA graph per step" in v
     assert "NVIDIA H100" in v and v.outcome == timing.A_FASTER
+    assert v.startswith("On the NVIDIA H100, in the committed benchmark, the fused epoch (12.6 ms")
+    assert "here" not in v and v.count("committed benchmark") == 1
     rows[2] = row("PyTorch CUDA graph per step 784-128-10 SGD", 10.0)
     slower = fused_mlp.against_pytorch(rows, "card")
     assert slower.outcome == timing.B_FASTER and "1.3× faster than the fused epoch" in slower

@@ -275,3 +275,43 @@ if __name__ == "__main__":
     print(gl.describe(context))
     quick = args.quick or mode.is_quick()
     tune(context, quick) if args.tune else run(context, quick)
+
+
+def unaccounted_sentence(parts: dict) -> str:
+    """What a negative 'unaccounted' part of profile.epoch_account's epoch means, in words: the parts measured
+    apart add up to more than the epoch, by how much (ms, as epoch_bars prints it, and in percent of the
+    epoch, as limits.epoch_shares rounds it). "" where the rest is zero or above (the notebook's markdown says
+    what a positive rest is)."""
+    rest, epoch = parts["unaccounted"], sum(parts.values())
+    if rest >= 0:
+        return ""
+    ms = 1e3 * -rest
+    figure = f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2g} ms"
+    return (f"The parts measured apart add up to more than the epoch, by {figure} ({round(100 * -rest / epoch) + 0} % "
+            "of it), so the unaccounted rest is below zero: within the epoch some parts overlap (a readback is "
+            "taken while the GPU runs the next chunk) or take less time than they took apart.")
+
+
+def glsl_here_vs_record(record: dict, here: timing.Timing, steps_here: int) -> str:
+    """A sentence, not a verdict (two runs of the GPU, so its outcome could change between runs), on this
+    notebook's back-to-back epoch of the six-dispatch trainer beside the record's epoch of the same trainer
+    (committed_timings' GLSL row): the same within the noise (timing.the_same's words) where timing.compare
+    calls them the same, otherwise how far apart and what differs between the two (read from the code): the
+    record's epochs alternate with the fused trainers' in a run of the fused benchmark, this notebook's
+    follow one another. Epochs of another number of steps (QUICK mode) are not compared; "" where the record
+    has no such row."""
+    record_t = committed_timings(record).get(GLSL_LABEL)
+    if record_t is None:
+        return ""
+    row = next(r for r in record["benches"]["fused"] if r.get("name", "").startswith(UNFUSED_ROW) and r.get("ms"))
+    if row.get("steps") != steps_here:
+        return (f"This notebook's epochs ({steps_here} steps) and the record's six-dispatch epochs "
+                f"({row.get('steps', 'an unrecorded number of')} steps) are of different sizes, so they are not compared.")
+    both = (f"This notebook's back-to-back epoch ({here.text()}) and the record's six-dispatch epoch "
+            f"({record_t.text()})")
+    if timing.compare(here, record_t) == timing.SAME:
+        return f"{both} are {timing.the_same(here, record_t)}."
+    ratio = max(here.median, record_t.median) / min(here.median, record_t.median)
+    return (f"{both} time the same trainer by the same clock, {ratio:.2g}× apart: the record's epochs alternate "
+            "with the fused trainers' in a run of the fused benchmark, this notebook's follow one another in this "
+            "run, and these figures do not say which of those differences moved it.")
