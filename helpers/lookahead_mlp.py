@@ -189,9 +189,9 @@ def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.
               if out == timing.B_FASTER]
     outcome = timing.compare(look, fused, margin)
     if outcome == timing.SAME:
-        same = timing.the_same(look, fused, margin)
-        verdict = (f"{' and '.join(ahead + behind)} cancel: the two epochs are {same}" if ahead and behind else
-                   f"the two epochs are {same}")
+        # the epochs' own comparison (one_against_two) is printed before this sentence, with its margin's words
+        verdict = (f"{' and '.join(ahead + behind)} cancel, which is why the two epochs come out the same"
+                   if ahead and behind else "the two epochs come out the same")
         return timing.Verdict(f"{floor_text}; {work_text}. So {verdict}.", timing.SAME)
     if outcome == timing.A_FASTER:
         by, against, epochs = ahead, behind, f"the lookahead epoch is {timing._g(fused.median / look.median, 2)}× faster"

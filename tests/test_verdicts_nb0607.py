@@ -356,7 +356,7 @@ def test_default_layout_without_a_blocked_version(options):
 def test_goal_sentence_either_side_of_the_goal(lowest, highest, outcome):
     mean = (lowest + highest) / 2
     v = bench_dropout.goal_sentence(mean, 0.02, lowest, goal=98.8, highest=highest)
-    assert v.outcome == outcome and f"{mean:.2f} %" in v and f"lowest seed {lowest:.2f} %" in v
+    assert v.outcome == outcome and f"{mean:.2f} ± 0.02 %" in v and f"lowest seed {lowest:.2f} %" in v
 
 
 @pytest.mark.parametrize("longest, budget, words", [(57.9, 60.0, "within"), (60.0, 60.0, "within"),
@@ -465,3 +465,35 @@ def test_fastest_versus_names_the_trainer_in_its_own_clause(jax_ms, outcome, wor
                                    "JAX's epoch in fp32")
     assert v.outcome == outcome and words in v
     assert v.startswith("The fastest GLSL trainer of the benchmark at this size is fused blocked 784-128-10 SGD: ")
+
+
+# --- notebook 07: the sweep's budget and the chosen recipe, for a reader ---------------------------------------
+
+@pytest.mark.parametrize("seconds, words", [(40.0, "shorter than the default 50 s"), (50.0, "the default, which"),
+                                            (55.0, "longer than the default 50 s")])
+def test_sweep_budget_sentence_either_side_of_the_default(seconds, words):
+    text = bench_dropout.sweep_budget_sentence(4, 6, seconds, [668, 653, 660], ["H1024-e1", "H2048-e1-c2.5"],
+                                               default=50.0)
+    assert words in text and f"for {seconds:g} s of training each (653 to 668 epochs)" in text
+    assert text.startswith("The sweep ran 4 of the grid's 6 recipes") and text.endswith(
+        "; not run: H1024-e1 and H2048-e1-c2.5.")
+
+
+def test_sweep_budget_sentence_one_epoch_count_and_nothing_left_out():
+    text = bench_dropout.sweep_budget_sentence(6, 6, 50.0, [700, 700], [], default=50.0)
+    assert "(700 epochs)" in text and "not run" not in text and text.endswith("as many epochs as a final run.")
+
+
+def test_validate_default_gives_the_final_runs_epochs():
+    assert bench_dropout.VALIDATE_SECONDS == bench_dropout.BUDGET * 5 / 6
+
+
+def test_recipe_text_has_no_repr():
+    text = bench_dropout.recipe_text("H2048-e0.5", bench_dropout.RECIPES["H2048-e0.5"])
+    assert "{" not in text and "'" not in text and text.endswith(".")
+    assert "2,048 hidden units" in text and "step size 0.5" in text and "max-norm 3.5" in text
+
+
+def test_goal_sentence_puts_the_unit_after_the_spread():
+    v = bench_dropout.goal_sentence(98.93, 0.04, 98.9, goal=98.8, highest=98.97)
+    assert "98.93 ± 0.04 % (lowest seed 98.90 %" in v

@@ -79,7 +79,7 @@ def B(ms, low, high):
 @pytest.mark.parametrize("look, look_floor, outcome, words", [
     # 09's H100 run: floor 2.4× higher, work 2.5× less, the epochs the same within the noise
     (B(11.0, 10.9, 11.2), B(7.99, 7.32, 8.09), timing.SAME,
-     "So its smaller work and its higher floor cancel: the two epochs are the same within the noise we measured."),
+     "So its smaller work and its higher floor cancel, which is why the two epochs come out the same."),
     (B(14.0, 13.9, 14.1), B(7.99, 7.9, 8.09), lookahead_mlp.FUSED_FASTER,
      "So its higher floor outweighs its smaller work: the lookahead epoch is 1.3× slower than the fused one."),
     (B(9.0, 8.9, 9.1), B(7.99, 7.9, 8.09), lookahead_mlp.LOOKAHEAD_FASTER,
@@ -126,7 +126,7 @@ def test_one_against_two_either_side_of_the_margin(look, outcome, words):
 def test_floor_account_outcome_either_side_of_the_margin(look, outcome):
     v = lookahead_mlp.floor_account(T(look * 1e-3, 0.001), T(2.40e-3, 0.001), T(10.46e-3, 0.001), T(2.40e-3, 0.001))
     assert v.outcome == outcome
-    assert ("the two epochs are" in v) == (outcome == timing.SAME)
+    assert ("the two epochs come out the same" in v) == (outcome == timing.SAME)
 
 
 @pytest.mark.parametrize("look_floor, words", [(2.63, "against the fused trainer's floor"),    # 1.096×: the same

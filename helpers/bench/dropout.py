@@ -54,6 +54,15 @@ RECIPES = {  # the validation grid: width, then step size, then a tighter max-no
 QUICK_HIDDEN = 32      # QUICK mode: every recipe at this width, on a few hundred images
 
 
+def recipe_text(name: str, recipe: dict) -> str:
+    """A recipe of RECIPES for a reader, one sentence: its name, width, keep probabilities, max-norm, batch
+    and schedule."""
+    return (f"The chosen recipe is {name}: {recipe['hidden']:,} hidden units, keep {recipe['keep_in']:g} of the "
+            f"inputs and {recipe['keep_hidden']:g} of the hidden units, max-norm {recipe['max_norm']:g}, batches of "
+            f"{recipe['batch']}, step size {recipe['eps']:g} falling to 0, momentum from {recipe['mu_start']:g} to "
+            f"{recipe['mu_end']:g} over the first {100 * recipe['ramp']:g} % of the epochs.")
+
+
 def schedule(recipe: dict, epochs: int):
     """(lr_schedule, mu_schedule): functions of the epoch, for FusedMLP.train."""
     ramp = max(1.0, recipe["ramp"] * epochs)
@@ -128,6 +137,7 @@ def train_recipe(ctx, recipe: dict, images, labels, eval_sets: dict, seconds: fl
 
 GOAL = 98.8           # % mean test accuracy over the seeds, one hidden layer, no augmentation
 BUDGET = 60.0         # s of training a run on the GPU
+VALIDATE_SECONDS = BUDGET * 5 / 6   # validate's default: 5/6 of the images for 5/6 of the time, as many epochs
 
 
 REACHED, MISSED, ON_THE_LINE = "reached", "missed", "on the line"
@@ -146,8 +156,28 @@ def goal_sentence(mean: float, std: float, lowest: float, goal: float = GOAL,
     else:
         outcome, words = ON_THE_LINE, (f"the {goal} % goal lies within the spread across seeds: some reached it, "
                                        "some did not")
-    return timing.Verdict(f"The mean test accuracy over the seeds is {mean:.2f} % ± {std:.2f} (lowest seed "
+    return timing.Verdict(f"The mean test accuracy over the seeds is {mean:.2f} ± {std:.2f} % (lowest seed "
                           f"{lowest:.2f} %, highest {highest:.2f} %): {words}", outcome)
+
+
+def sweep_budget_sentence(ran: int, grid: int, seconds: float, epochs: list, left_out: list,
+                          default: float = VALIDATE_SECONDS) -> str:
+    """What the committed sweep covered, for a reader: how many of the grid's recipes ran, the training time
+    each had and the epochs that gave, against validate's default time (`default`, the one that gives as
+    many epochs as a final run), and the recipes it left out."""
+    span = (f"{min(epochs):,} epochs" if min(epochs) == max(epochs) else f"{min(epochs):,} to {max(epochs):,} epochs")
+    if seconds < default:
+        against = f"shorter than the default {default:g} s, which gives as many epochs as a final run"
+    elif seconds > default:
+        against = f"longer than the default {default:g} s, which gives as many epochs as a final run"
+    else:
+        against = "the default, which gives as many epochs as a final run"
+    text = (f"The sweep ran {ran} of the grid's {grid} recipes for {seconds:g} s of training each ({span}), "
+            f"{against}")
+    if left_out:
+        names = left_out[0] if len(left_out) == 1 else f"{', '.join(left_out[:-1])} and {left_out[-1]}"
+        text += f"; not run: {names}"
+    return text + "."
 
 
 def budget_sentence(longest: float, budget: float = BUDGET) -> timing.Verdict:
@@ -327,7 +357,7 @@ def main(argv=None) -> int:
         unknown = [n for n in names if n not in RECIPES]
         if unknown:
             raise SystemExit(f"unknown recipe(s) {unknown}; the recipes are {list(RECIPES)}")
-        seconds = args.seconds or (2.0 if quick else 50.0)
+        seconds = args.seconds or (2.0 if quick else VALIDATE_SECONDS)
         write("validate", validate(ctx, names, seconds, quick), ctx, quick, args.out)
     else:
         name = best_recipe(quick) if args.recipe == "best" else args.recipe
