@@ -84,3 +84,23 @@ def test_committed_run_gives_every_limit_a_source():
     assert all(r["source"] and r["against"] for r in rows)
     table = limits.table(record)
     assert table.count("\n| ") == len(rows) + 2 and "goal" not in table.lower()
+
+
+def test_epochs_margin_sentence_names_the_margin_and_why():
+    from helpers.bench import limits
+    said = limits.epochs_margin_sentence()
+    assert "only beyond 25 %" in said and "Python's issue of every step" in said and said.endswith(".")
+    assert "only beyond 30 %" in limits.epochs_margin_sentence(0.30)
+
+
+@pytest.mark.parametrize("split, fused, on_noisy", [
+    ((12.16, 12.15, 12.17), (10.29, 10.25, 10.31), "B faster"),      # a clean H100 run of notebook 08
+    ((12.4, 12.3, 12.9), (11.9, 10.4, 12.5), "same within noise"),   # one where Python's issue slowed
+])
+def test_split_epochs_keep_one_outcome_on_the_epochs_margin(split, fused, on_noisy):
+    """Two H100 runs of notebook 08: on the 10 % margin the verdict flipped, on EPOCHS both are the same."""
+    from helpers import timing
+    t = lambda m, lo, hi: timing.Timing((lo * 1e-3, lo * 1e-3, m * 1e-3, hi * 1e-3, hi * 1e-3))   # noqa: E731
+    a, b = t(*split), t(*fused)
+    assert timing.versus(a, b, "split", "fused", margin=limits.NOISY).outcome == on_noisy
+    assert timing.versus(a, b, "split", "fused", margin=limits.EPOCHS).outcome == timing.SAME

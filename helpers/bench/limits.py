@@ -125,6 +125,17 @@ def datasheet(card: str) -> dict | None:
 
 
 NOISY = 0.10   # streams of steps: medians closer than 10 % are never called different (timing.compare's margin)
+# whole epochs of two trainers whose steps are close to Python's issue time: an epoch holds Python's issue of
+# every step, and that moved by tens of percent between runs on one H100 (notebook 08: the fused 784-128-10
+# epoch 10.3 ms in one run, 11.9 ms in another, against the split trainer's 12.2 and 12.4 ms), which flipped a
+# verdict on a 10 % margin
+EPOCHS = 0.25
+
+
+def epochs_margin_sentence(margin: float = EPOCHS) -> str:
+    """Why two trainers' epochs are called different only beyond `margin`, as a sentence."""
+    return (f"Two trainers' epochs are called different here only beyond {100 * margin:.3g} %: an epoch holds "
+            "Python's issue of every step, which moves by tens of percent from one run to the next.")
 
 
 def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict":
