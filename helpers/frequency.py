@@ -25,7 +25,7 @@ import subprocess
 import threading
 import time
 
-from .timing import Verdict, not_above, typical_above
+
 
 QUERY = "clocks.sm,clocks.max.sm,utilization.gpu"  # MHz now, the highest MHz, % of the last period busy
 
@@ -97,42 +97,33 @@ class FrequencyLog:
         return statistics.median(values) if values else None
 
 
-NO_GAP, GAP = "no gap", "loop epochs slower"   # verdict()'s outcomes
-CLOCK_LOWER, CLOCK_SAME, CLOCK_HIGHER = ("clock lower in the slower epochs", "clock the same",
-                                         "clock higher in the slower epochs")   # its clause about the clock (.clock)
-
-
-def verdict(slow, fast, clock_ratio: float, margin: float = 0.15) -> Verdict:
-    """Were the training loop's epochs slower than back-to-back ones, and at what clock did they run? slow,
-    fast: Timings of the two kinds of epoch (the training loop's, back to back); clock_ratio: the fast epochs'
-    clock / the slow ones'. There is a gap when a typical slow epoch (the median) takes longer than four in
-    five fast ones (timing.typical_above: the loop's epochs have two modes, a few at full speed). The outcome
-    is only that: GAP or NO_GAP. Where there is a gap, a clause says what the clock did in this run (`.clock`:
-    CLOCK_LOWER beyond `margin`, with what it can do: a kernel's time grows at most with 1/clock; CLOCK_SAME
-    within it; CLOCK_HIGHER), and that this part holds for this run only: whether an idle GPU clocks down
-    in the loop's pauses, and how far, moved from run to run on one H100 (3.7× lower in one run of notebook
-    05, the same clock in the next), so a verdict on the clock flipped between runs."""
-    slower = slow.median / fast.median
-    if not typical_above(slow, fast):
-        return Verdict(f"the two kinds of epoch ({slow.text()} and {fast.text()}) are {not_above(slow, fast)}: "
-                       "there is no gap to explain", NO_GAP)
-    head = f"the slower epochs took {slower:.2f}× as long at the median, {slow.text()} against {fast.text()},"
-    tail = ("; whether an idle GPU clocks down in the loop's pauses, and how far, moves from one run to the next, "
-            "so what the clock did holds for this run only")
-    if clock_ratio < 1 / (1 + margin):
-        text, clock = f"{head} yet ran at {clock_words(clock_ratio)}: the clock does not explain them", CLOCK_HIGHER
-    elif clock_ratio < 1 + margin:
+def account(loop, steady, clock_ratio: float | None, margin: float = 0.15) -> str:
+    """The training loop's epochs against back-to-back ones, and the SM clock of each, as one sentence for
+    this run. loop, steady: Timings of the two kinds of epoch; clock_ratio: the back-to-back epochs' clock /
+    the loop's (None where the clock was not sampled). The clock is named as lower only beyond `margin`, with
+    what that can do (a kernel's time grows at most with 1/clock). It judges nothing: on one H100 the loop's
+    epochs were 1.6× to 2.95× the back-to-back median in five runs of notebook 05, one of them with bands that
+    overlapped, and the GPU clocked down 3.7× in one run and not at all in the next, so any verdict on a
+    gap or on the clock flipped between runs; the sentence says that these figures hold for this run only."""
+    head = (f"the training loop's epochs took {loop.text()} against {steady.text()} back to back, "
+            f"{_ratio(loop.median / steady.median)} the back-to-back median")
+    if clock_ratio is None:
+        clock = ""
+    elif clock_ratio >= 1 + margin:
+        clock = f", at a clock {clock_ratio:.2f}× lower, which can stretch a kernel by as much"
+    elif clock_ratio > 1 / (1 + margin):
         words = clock_words(clock_ratio)
-        about = ("the same clock" if words == "the same clock" else
-                 f"about the same clock ({words.removeprefix('a clock ')}, within the {100 * margin:.3g} % we call "
-                 "the same)")
-        text, clock = f"{head} and ran at {about}: here the clock does not explain them", CLOCK_SAME
+        clock = (", at the same clock" if words == "the same clock" else
+                 f", at about the same clock ({words.removeprefix('a clock ')}, within the {100 * margin:.3g} % we "
+                 "call the same)")
     else:
-        text, clock = (f"{head} and ran at a clock {clock_ratio:.2f}× lower, which can stretch a kernel by as much: "
-                       "here the GPU clocked down in the pauses between the loop's epochs", CLOCK_LOWER)
-    v = Verdict(text + tail, GAP)
-    v.clock = clock
-    return v
+        clock = f", at {clock_words(clock_ratio)}"
+    return (f"{head}{clock}; how much slower a loop that pauses between epochs runs, and whether the GPU clocks "
+            "down in the pauses, moves from one run to the next, so these figures hold for this run only")
+
+
+def _ratio(r: float) -> str:
+    return f"{r:.2f}×"
 
 
 def clock_words(clock_ratio: float) -> str:
