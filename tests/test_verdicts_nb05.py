@@ -237,16 +237,18 @@ def test_record_account_eager_against_numpy_on_each_side(eager_ms, outcome, word
     assert v.outcome == outcome and v.startswith("In the record, ") and words in v
 
 
-@pytest.mark.parametrize("here_ms, outcome, words", [
-    (286.0, timing.A_FASTER, "NumPy's epoch in this notebook (286 ms (284–288)) is 1.7× faster than NumPy's epoch in "
-                             "the record (486 ms (481–491))"),
-    (700.0, timing.B_FASTER, "NumPy's epoch in the record (486 ms (481–491)) is 1.4× faster than NumPy's epoch in "
-                             "this notebook (700 ms (696–704))"),
-    (480.0, timing.SAME, "are the same within the noise we measured")])
-def test_record_account_numpy_here_against_the_record(here_ms, outcome, words):
+@pytest.mark.parametrize("here_ms, words", [
+    (286.0, "NumPy's epoch in this notebook (286 ms (284–288)) took 0.59× as long as NumPy's epoch in the record "
+            "(486 ms (481–491)), at the medians"),
+    (700.0, "NumPy's epoch in this notebook (700 ms (696–704)) took 1.4× as long as NumPy's epoch in the record"),
+    (486.0, "took about as long as NumPy's epoch in the record")])
+def test_record_account_numpy_here_against_the_record_is_a_ratio_not_a_verdict(here_ms, words):
+    """A CPU's epoch moves between runs (three H100 runs of 05 flipped a verdict on it), so the sentence gives
+    the ratio of the medians for this run, with outcome COMPARED whichever way it goes."""
     here = timing.Timing(tuple(here_ms * 1e-3 * (1 + 0.01 * k) for k in (-1, -0.5, 0, 0.5, 1)))
     _, _, v = train.record_account(_timed_record(), here, 60_000)
-    assert v.outcome == outcome and words in v
+    assert v.outcome == train.COMPARED and words in v
+    assert "faster" not in v and "the same within" not in v
     assert "the same 60,000 images at batch 128" in v and "here 5 epochs follow one another" in v
     assert "in the record each of 5 epochs starts from the initial weights" in v
 
