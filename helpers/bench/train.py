@@ -101,20 +101,15 @@ def committed_timings(record: dict) -> dict:
     return out
 
 
-NOT_COMPARED, COMPARED = "not compared", "compared"   # record_account: COMPARED, the NumPy ratio (no verdict)
+NOT_COMPARED = "not compared"
 
 
-def record_account(record: dict, numpy_here: timing.Timing | None = None, images_here: int | None = None) -> tuple:
-    """What notebook 05 says of the committed benchmark's epochs (committed_timings) beside its own. Returns
-    (the sentence saying what these figures are, PyTorch eager against NumPy in the record, NumPy's epoch in
-    this notebook against the record's). The first is a timing.versus verdict (both figures are the record's,
-    so it cannot change between runs of the notebook); the second gives the ratio of the medians and no verdict
-    (outcome COMPARED): a CPU's time moves between runs, and a verdict on it flipped in three H100 runs. Either
-    is NOT_COMPARED where a row is missing or, for NumPy, where this notebook's epochs have another number of
-    images (QUICK mode). Both NumPy figures time reference.train's step loop on the CPU; what else differs is read from
-    the code: this notebook's ten epochs follow one another, training on, with a progress bar updated at
-    every step; the benchmark's (numpy_epoch) each start from the initial weights, with no bar, taken in turn
-    with GLSL epochs."""
+def record_account(record: dict) -> tuple:
+    """What notebook 05 says of the committed benchmark's epochs (committed_timings): (the sentence saying what
+    these figures are, PyTorch eager against NumPy in the record: a timing.versus verdict, or NOT_COMPARED where
+    a row is missing). Both figures are the record's, so the verdict cannot change between runs of the
+    notebook. The notebook's own NumPy epoch is not set against the record's: a CPU's pace moves between runs,
+    and a verdict on the two flipped in three H100 runs."""
     t = committed_timings(record)
     device = record.get("device", {})
     card = device.get("describe", "an unnamed card").split("/")[0].split(" |")[0]
@@ -134,24 +129,7 @@ def record_account(record: dict, numpy_here: timing.Timing | None = None, images
         eager_numpy = timing.Verdict(f"In the record, {v}: {why}", v.outcome)
     else:
         eager_numpy = timing.Verdict("The record has no PyTorch eager or no NumPy row to compare", NOT_COMPARED)
-    rows = next((r for r in record.get("benches", {}).get("train", []) if r.get("name") == NUMPY_LABEL), {})
-    if numpy_here is None or NUMPY_LABEL not in t:
-        numpy = timing.Verdict("NumPy's epoch is not in both this notebook and the record", NOT_COMPARED)
-    elif images_here != rows.get("images"):
-        numpy = timing.Verdict(f"NumPy's epoch here ({images_here} images) and the record's ({rows.get('images')} "
-                               "images) train on different sets, so they are not compared", NOT_COMPARED)
-    else:
-        ratio = timing._g(numpy_here.median / t[NUMPY_LABEL].median, 2)
-        took = "about as long as" if ratio == "1" else f"{ratio}× as long as"
-        numpy = timing.Verdict(
-            f"NumPy's epoch in this notebook ({numpy_here.text()}) took {took} NumPy's epoch in the record "
-            f"({t[NUMPY_LABEL].text()}), at the medians: both time reference.train's step loop over the same {images_here:,} images at "
-            f"batch {BATCH} on the CPU of the machine that ran them; here {len(numpy_here.samples)} epochs follow one "
-            "another, training on, with a progress bar updated at every step; in the record each of "
-            f"{rows.get('repeats', len(t[NUMPY_LABEL].samples))} epochs starts from the initial weights, with no bar, "
-            "and alternates with GLSL epochs, in a run of the benchmark. A CPU's time for the same work moves from "
-            "run to run, and these figures do not say which of those differences moved it", COMPARED)
-    return intro, eager_numpy, numpy
+    return intro, eager_numpy
 
 
 def numpy_epoch(images, labels, params: dict) -> float:
