@@ -106,7 +106,7 @@ def account(loop, steady, clock_ratio: float | None, margin: float = 0.15) -> st
     overlapped, and the GPU clocked down 3.7× in one run and not at all in the next, so any verdict on a
     gap or on the clock flipped between runs; the sentence says that these figures hold for this run only."""
     head = (f"the training loop's epochs took {loop.text()} against {steady.text()} back to back, "
-            f"{_ratio(loop.median / steady.median)} the back-to-back median")
+            f"{loop.median / steady.median:.2f}× the back-to-back median")
     if clock_ratio is None:
         clock = ""
     elif clock_ratio >= 1 + margin:
@@ -120,10 +120,6 @@ def account(loop, steady, clock_ratio: float | None, margin: float = 0.15) -> st
         clock = f", at {clock_words(clock_ratio)}"
     return (f"{head}{clock}; how much slower a loop that pauses between epochs runs, and whether the GPU clocks "
             "down in the pauses, moves from one run to the next, so these figures hold for this run only")
-
-
-def _ratio(r: float) -> str:
-    return f"{r:.2f}×"
 
 
 def clock_words(clock_ratio: float) -> str:

@@ -383,10 +383,10 @@ def kernel_share(name: str, share: float, low: float | None = None, high: float 
     low, high = share if low is None else low, share if high is None else high
     if not 0 <= low <= share <= high <= 1:
         raise ValueError(f"a share of the epoch is between 0 and 1, with low <= share <= high; got {low}, {share}, {high}")
-    return f"{name}: kernels {share_text(share, low, high)} of the epoch"
+    return f"{name}: kernels {share_band_text(share, low, high)} of the epoch"
 
 
-def share_text(share: float, low: float, high: float) -> str:
+def share_band_text(share: float, low: float, high: float) -> str:
     """'62 % (62–63 %)': a share and its band in whole percents, with a space before '%' as the notebook's
     accuracies have it; the share alone where the band rounds to the share's own figure ('70 %', not
     '70 % (70–70 %)')."""
@@ -405,7 +405,7 @@ def share_shift(before: tuple, after: tuple, names: tuple = ("notebook 05's epoc
     so it rises exactly when F / W falls: when F changed by a smaller factor than W (fell by a larger
     fraction), whichever way each moved. The words say that, in relative terms, and nothing about which
     fell by more microseconds (fusion_segments says that)."""
-    text = lambda s: share_text(*s)                                                  # noqa: E731
+    text = lambda s: share_band_text(*s)                                                  # noqa: E731
     both = f"from {text(before)} of {names[0]} to {text(after)} of {names[1]}"
     if after[1] > before[2]:
         return timing.Verdict(f"Fusion raised the kernels' share of the epoch {both}: relative to the kernels' own "

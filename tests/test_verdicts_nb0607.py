@@ -41,7 +41,7 @@ def test_kernel_share_gives_figures_and_no_verdict():
 def test_share_shift_on_each_side_of_the_bands(before, after, outcome):
     v = fused_mlp.share_shift(before, after)
     assert v.outcome == outcome
-    assert (f"from {fused_mlp.share_text(*before)} of notebook 05's epoch to {fused_mlp.share_text(*after)} of the "
+    assert (f"from {fused_mlp.share_band_text(*before)} of notebook 05's epoch to {fused_mlp.share_band_text(*after)} of the "
             "fused epoch") in v
     assert {fused_mlp.SHARE_ROSE: "raised", fused_mlp.SHARE_FELL: "lowered", fused_mlp.SHARE_LEVEL: "level"}[outcome] in v
     # the share is W / (W + F): it rises exactly when F fell by a larger FRACTION than W, which the words say in
@@ -56,9 +56,9 @@ def test_share_shift_on_each_side_of_the_bands(before, after, outcome):
 @pytest.mark.parametrize("share, low, high, text", [(0.70, 0.698, 0.702, "70 %"),                 # band rounds to 70 %
                                                     (0.62, 0.62, 0.63, "62 % (62–63 %)"),
                                                     (0.59, 0.584, 0.594, "59 % (58–59 %)")])    # 58.4 rounds to 58
-def test_share_text_gives_the_band_only_where_it_shows(share, low, high, text):
-    assert fused_mlp.share_text(share, low, high) == text
-    assert fused_mlp.share_text(0.62, 0.615, 0.624) == "62 %"     # a band that rounds to the share: no band
+def test_share_band_text_gives_the_band_only_where_it_shows(share, low, high, text):
+    assert fused_mlp.share_band_text(share, low, high) == text
+    assert fused_mlp.share_band_text(0.62, 0.615, 0.624) == "62 %"     # a band that rounds to the share: no band
 
 
 def test_kernel_share_refuses_a_share_outside_0_1():
