@@ -168,22 +168,3 @@ def allocating_verdict(allocating: timing.Timing, staged: timing.Timing) -> timi
            timing.SAME: ": for one sample neither way is faster here"}[v.outcome]
     return timing.Verdict(f"{v}{why}.", v.outcome)
 
-
-# --- notebook 02's sentences on one quantity timed twice (tests/test_verdicts_nb0304.py) --------------------
-
-def twice(what: str, first: timing.Timing, first_with: str, second: timing.Timing, second_with: str,
-          margin: float = timing.MARGIN) -> str:
-    """One sentence on the same work timed in two places: what each figure was taken with, then, where
-    timing.compare calls them the same, the_same()'s words ('the same within the noise we measured' or
-    '1.04× apart, within the 5 % we call the same'); only where it does not, how far apart they are and
-    that the code does not show which difference between the two places changes the time.
-    'dense_1's kernels took 53.5 µs (53.2–53.8) in the rounds above and 53.3 µs (53.1–53.6) taken alone:
-    the same within the noise we measured.' No verdict: two places, not two ways of doing the work."""
-    head = f"{what} took {first.text()} {first_with} and {second.text()} {second_with}"
-    if timing.compare(first, second, margin) == timing.SAME:
-        tail = timing.the_same(first, second, margin)
-    else:
-        ratio = max(first.median, second.median) / min(first.median, second.median)
-        tail = (f"{timing._g(ratio, 3)}× apart; the two places differ in what else was timed there, and the code does "
-                "not show which difference changes the time")
-    return f"{head}: {tail}."

@@ -389,7 +389,8 @@ def kernel_share(name: str, share: float, low: float | None = None, high: float 
 def share_band_text(share: float, low: float, high: float) -> str:
     """'62 % (62–63 %)': a share and its band in whole percents, with a space before '%' as the notebook's
     accuracies have it; the share alone where the band rounds to the share's own figure ('70 %', not
-    '70 % (70–70 %)')."""
+    '70 % (70–70 %)'). Whole percents, unlike Timing.text's extra digits: the reader can rebuild a share from
+    the figures printed beside it (three significant digits each), and a decimal more would not survive that."""
     mid, lo, hi = (f"{100 * x:.0f}" for x in (share, low, high))
     return f"{mid} %" if lo == hi == mid else f"{mid} % ({lo}–{hi} %)"
 

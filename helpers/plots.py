@@ -179,7 +179,7 @@ def _fit_labels(fig, ax, texts, tries: int = 3) -> None:
         fig.tight_layout()
 
 
-PHASE_COLOURS.update({"between dispatches": "#b8b8b8", "unaccounted": "#ece7c9"})   # epoch_bars' parts
+PHASE_COLOURS.update({"between dispatches": "#64b5cd", "unaccounted": "#ece7c9"})   # epoch_bars' parts
 
 
 def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = "", small: float = 0.02):

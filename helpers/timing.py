@@ -234,6 +234,22 @@ def the_same(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     return SAME_WITHIN_NOISE if overlap(a, b) else apart(a, b, margin)
 
 
+def twice(what: str, first: Timing, first_with: str, second: Timing, second_with: str,
+          margin: float = MARGIN) -> str:
+    """One sentence on the same work timed in two places, each figure with what it was taken with: where
+    compare() calls them the same, the_same()'s words; otherwise how far apart the medians are, and that
+    the code does not show which difference between the two places changes the time. No verdict: two
+    places, not two ways of doing the work.
+    'dense_1's kernels took 53.5 µs (53.2–53.8) in the rounds above and 53.3 µs (53.1–53.6) taken alone:
+    the same within the noise we measured.'"""
+    head = f"{what} took {first.text()} {first_with} and {second.text()} {second_with}"
+    if compare(first, second, margin) == SAME:
+        return f"{head}: {the_same(first, second, margin)}."
+    ratio = max(first.median, second.median) / min(first.median, second.median)
+    return (f"{head}: {_g(ratio, 3)}× apart; the two places differ in what else was timed there, and the code does "
+            "not show which difference changes the time.")
+
+
 def not_above(slow: Timing, fast: Timing, margin: float = MARGIN) -> str:
     """The words for two timings that typical_above(slow, fast, margin) does not call apart, read after 'are':
     the_same()'s 'the same within the noise we measured' where their bands overlap, and where they do not

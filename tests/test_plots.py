@@ -25,3 +25,15 @@ def test_every_label_after_a_bar_ends_inside_the_axes(rows):
     right = ax.get_window_extent().x1
     ends = [t.get_window_extent().x1 for t in ax.texts]
     assert ends and max(ends) <= right, f"a label ends at {max(ends):.0f} px, past the axes' {right:.0f} px"
+
+
+def test_phase_colours_are_told_apart_at_a_glance():
+    """Every two phases a figure can show side by side differ clearly in colour (an RGB distance of at least
+    45 of 441): "python" and "between dispatches" were once two nearly equal greys in notebook 08's step."""
+    import itertools
+
+    import numpy as np
+
+    rgb = {name: np.array([int(c[i:i + 2], 16) for i in (1, 3, 5)]) for name, c in plots.PHASE_COLOURS.items()}
+    close = [(a, b) for a, b in itertools.combinations(rgb, 2) if np.linalg.norm(rgb[a] - rgb[b]) < 45]
+    assert not close, f"phases too close in colour: {close}"

@@ -187,3 +187,39 @@ def test_verdict_refuses_a_plain_sentence():
 ])
 def test_text_never_prints_a_band_that_reads_as_one_figure_unless_it_must(t, said):
     assert t.text() == said
+
+
+# --- twice: one quantity timed in two places (notebooks 02, 03, 08) --------------------------------------
+
+def test_twice_same_within_the_noise_names_both_figures_once_and_no_cause():
+    a, b = _t(53.5e-6), _t(53.3e-6)
+    s = timing.twice("dense_1's kernels", a, "in the rounds above", b, "taken alone")
+    assert s == (f"dense_1's kernels took {a.text()} in the rounds above and {b.text()} taken alone: "
+                 "the same within the noise we measured.")
+    assert "does not show" not in s
+
+
+def test_twice_apart_within_the_margin_says_so():
+    s = timing.twice("X", _t(1.0, 0.002), "here", _t(1.04, 0.002), "there")
+    assert s.endswith(": 1.04× apart, within the 5 % we call the same.") and "does not show" not in s
+
+
+@pytest.mark.parametrize("margin, differs", [(0.05, True), (0.10, False)])
+def test_twice_either_side_of_the_margin(margin, differs):
+    a, b = _t(106e-6, 0.01), _t(114e-6, 0.01)         # bands apart, medians 1.075× apart
+    s = timing.twice("fwd.predict", a, "in turn with NumPy", b, "in turn with the allocating version", margin)
+    assert ("1.08× apart; the two places differ" in s and "does not show" in s) == differs
+    assert (f"{100 * margin:.3g} % we call the same" in s) == (not differs)
+    assert a.text() in s and b.text() in s and s.endswith(".")
+
+
+def test_twice_never_reads_one_times_apart():
+    """Bands that do not overlap, medians 0.14 % apart (notebook 08's step): within the margin, '1.00×'."""
+    a, b = _t(21.52e-6, 0.0001), _t(21.49e-6, 0.0001)
+    s = timing.twice("A step", a, "in section 2", b, "here")
+    assert s.endswith(": 1.00× apart, within the 5 % we call the same.") and " 1× " not in s
+
+
+def _t(median, spread=0.02):
+    """A made-up Timing: samples around `median`, the 20–80 % band about ±spread of it."""
+    return Timing(tuple(median * (1 + spread * k) for k in (-2, -1, 0, 1, 2)))

@@ -501,33 +501,6 @@ def test_retimed_one_pair_on_either_side_of_the_overlap(above, words):
                     f"(matmul_6_subgroup: {t(above).text()} above, {t(150e-6).text()} in the table).")
 
 
-# --- notebook 02: one quantity timed in two places ---------------------------------------------------------
-
-def test_twice_same_within_the_noise_names_both_figures_once_and_no_cause():
-    from helpers import forward
-    a, b = t(53.5e-6), t(53.3e-6)
-    s = forward.twice("dense_1's kernels", a, "in the rounds above", b, "taken alone")
-    assert s == (f"dense_1's kernels took {a.text()} in the rounds above and {b.text()} taken alone: "
-                 "the same within the noise we measured.")
-    assert "does not show" not in s
-
-
-def test_twice_apart_within_the_margin_says_so():
-    from helpers import forward
-    s = forward.twice("X", t(1.0, 0.002), "here", t(1.04, 0.002), "there")
-    assert s.endswith(": 1.04× apart, within the 5 % we call the same.") and "does not show" not in s
-
-
-@pytest.mark.parametrize("margin, differs", [(0.05, True), (0.10, False)])
-def test_twice_either_side_of_the_margin(margin, differs):
-    from helpers import forward
-    a, b = t(106e-6, 0.01), t(114e-6, 0.01)         # bands apart, medians 1.075× apart
-    s = forward.twice("fwd.predict", a, "in turn with NumPy", b, "in turn with the allocating version", margin)
-    assert ("1.08× apart; the two places differ" in s and "does not show" in s) == differs
-    assert (f"{100 * margin:.3g} % we call the same" in s) == (not differs)
-    assert a.text() in s and b.text() in s and s.endswith(".")
-
-
 def test_mapped_output_names_an_equal_printed_figure_once():
     same = inference.mapped_output_verdict(unmapped=t(19.1e-6, 0.005), mapped=t(19.1e-6, 0.005))
     figure = t(19.1e-6, 0.005).text()

@@ -203,7 +203,7 @@ def test_pace_gives_the_ratio_and_names_no_side_as_setting_the_pace(gpu, python,
     assert v.startswith(first)
 
 
-# --- notebook 08: the epoch added up, and one quantity from two measurements ---------------------------------------
+# --- notebook 08: the epoch added up ---------------------------------------
 
 from helpers.bench import profile as _profile   # noqa: E402
 
@@ -214,11 +214,3 @@ def test_epoch_sum_text_either_side_of_zero(unaccounted, words):
     text = _profile.epoch_sum_text(T(10_400), 469, T(23), unaccounted)
     assert words in text and "469 steps of 23 µs" in text and text.startswith("The epoch takes 10.4 ms")
     assert ("below zero" in text) == (unaccounted < 0) and "-" not in text.split("overrun")[-1]
-
-
-@pytest.mark.parametrize("second, words", [(23.1, "the two are the same within the noise we measured."),
-                                           (21.6, "their medians are 1.06× apart")])
-def test_measured_twice_either_side_of_overlap(second, words):
-    text = _profile.measured_twice("A step", T(23), "in section 2", T(second), "here")
-    assert words in text and text.startswith("A step was 23 µs (") and f"and {T(second).text()} here" in text
-    assert ("do not overlap" in text) == (second == 21.6)

@@ -90,25 +90,20 @@ def cublas_sample(n: int, calls: int = STREAM):
 
 def rung_sample(ctx, kernel, A, B, C, clock):
     """A sample() for timing.measure: seconds of one dispatch of `kernel` (C = A @ B, with its barrier), a
-    stream of streamed(ctx) back-to-back dispatches timed by `clock`, divided by the dispatches
+    stream of matmul.streamed(ctx) back-to-back dispatches timed by `clock`, divided by the dispatches
     (matmul.stream_sample, which matmul.demo times the rung cells with too)."""
-    return matmul.stream_sample(kernel, A, B, C, clock, streamed(ctx))
+    return matmul.stream_sample(kernel, A, B, C, clock, matmul.streamed(ctx))
 
 
 def rung_timing(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> timing.Timing:
     """A timing.Timing of one dispatch of `kernel` (C = A @ B, with its barrier): `repeat` streams of
-    streamed(ctx) back-to-back dispatches, each timed by `clock`, divided by the dispatches."""
+    matmul.streamed(ctx) back-to-back dispatches, each timed by `clock`, divided by the dispatches."""
     return timing.measure(rung_sample(ctx, kernel, A, B, C, clock), repeat, warmup, clock=clock.source)
 
 
 def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> float:
     """The median of rung_timing, in seconds."""
     return rung_timing(ctx, kernel, A, B, C, clock, repeat, warmup).median
-
-
-def streamed(ctx) -> int:
-    """Dispatches a timed stream holds (matmul.streamed): STREAM on a GPU, one on a software renderer."""
-    return matmul.streamed(ctx)
 
 
 def numpy_seconds(a, b, repeat: int) -> timing.Timing:
@@ -300,7 +295,7 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
         share = f", {100 * best['cublas_share']:.0f} % of cuBLAS" if best["cublas_share"] else ""
         print(f"best at {n}³: {best['impl'].strip()}  {best['defines']}  {best['tflops']:.3g} TFLOP/s{share}, "
               f"{best['tflops'] / speed[n]:.2f}× {baseline[:-5]} ({best['groups']} work groups)")
-    calls = streamed(ctx)
+    calls = matmul.streamed(ctx)
     print(f"(kernel: {clock.source}, {calls} dispatch{'es' if calls > 1 else ''} a stream, median of {3 if quick else 7} streams; "
           f"cuBLAS: CUDA events around {STREAM} calls)")
     return rows

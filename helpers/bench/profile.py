@@ -365,18 +365,6 @@ def epoch_sum_text(epoch: timing.Timing, steps: int, step: timing.Timing, unacco
     return f"{head}, and they leave {seconds_text(unaccounted)} of the epoch's median unaccounted."
 
 
-def measured_twice(quantity: str, first: timing.Timing, first_how: str, second: timing.Timing, second_how: str) -> str:
-    """One quantity of one trainer from two measurements, each with what it was measured with (first_how,
-    second_how: where, how many, interleaved with what, which clock), and whether their 20–80 % bands overlap
-    (the same within the noise) or not (then the ratio of their medians, without a cause)."""
-    text = f"{quantity} was {first.text()} {first_how}, and {second.text()} {second_how}: "
-    if timing.overlap(first, second):
-        return text + f"the two are {timing.SAME_WITHIN_NOISE}."
-    ratio = max(first.median, second.median) / min(first.median, second.median)
-    return text + (f"their bands do not overlap and their medians are {timing._g(ratio, 3)}× apart, so each figure "
-                   "holds for its own measurement.")
-
-
 def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
     """One epoch in seconds, from profile_step's profile: upload (the order), kernel (each kernel's work
     beyond an empty dispatch's cost, every step), readback (one per check), and dispatch: the rest of the

@@ -275,13 +275,13 @@ def unaccounted_sentence(parts: dict) -> str:
 
 
 def glsl_here_vs_record(record: dict, here: timing.Timing, steps_here: int) -> str:
-    """A sentence, not a verdict (two runs of the GPU, so its outcome could change between runs), on this
-    notebook's back-to-back epoch of the six-dispatch trainer beside the record's epoch of the same trainer
-    (committed_timings' GLSL row): the same within the noise (timing.the_same's words) where timing.compare
-    calls them the same, otherwise how far apart and what differs between the two (read from the code): the
-    record's epochs alternate with the fused trainers' in a run of the fused benchmark, this notebook's
-    follow one another. Epochs of another number of steps (QUICK mode) are not compared; "" where the record
-    has no such row."""
+    """A sentence, not a verdict, on this notebook's back-to-back epoch of the six-dispatch trainer beside the
+    record's epoch of the same trainer (committed_timings' GLSL row): both figures and the ratio of their
+    medians, and what differs between the two runs (read from the code): the record's epochs alternate with
+    the fused trainers' in a run of the fused benchmark, this notebook's follow one another. Two runs of the
+    GPU, so no word that a threshold picks (a CPU's pace moved enough between three H100 runs to flip such a
+    word for NumPy's epoch): the ratio holds for this pair of runs only. Epochs of another number of steps
+    (QUICK mode) are not compared; "" where the record has no such row."""
     record_t = committed_timings(record).get(GLSL_LABEL)
     if record_t is None:
         return ""
@@ -289,11 +289,7 @@ def glsl_here_vs_record(record: dict, here: timing.Timing, steps_here: int) -> s
     if row.get("steps") != steps_here:
         return (f"This notebook's epochs ({steps_here} steps) and the record's six-dispatch epochs "
                 f"({row.get('steps', 'an unrecorded number of')} steps) are of different sizes, so they are not compared.")
-    both = (f"This notebook's back-to-back epoch ({here.text()}) and the record's six-dispatch epoch "
-            f"({record_t.text()})")
-    if timing.compare(here, record_t) == timing.SAME:
-        return f"{both} are {timing.the_same(here, record_t)}."
-    ratio = max(here.median, record_t.median) / min(here.median, record_t.median)
-    return (f"{both} time the same trainer by the same clock, {ratio:.2g}× apart: the record's epochs alternate "
-            "with the fused trainers' in a run of the fused benchmark, this notebook's follow one another in this "
-            "run, and these figures do not say which of those differences moved it.")
+    return (f"This notebook's back-to-back epoch ({here.text()}) took {here.median / record_t.median:.2f}× the record's "
+            f"six-dispatch epoch ({record_t.text()}), the same trainer by the same clock in another run: there its "
+            "epochs alternate with the fused trainers' in a run of the fused benchmark, here they follow one another, "
+            "so the ratio holds for this pair of runs only.")
