@@ -247,7 +247,7 @@ def preprocessing_sentence(difference: float, unchanged: float, before: float, a
         verdict = (", so" if first == second else ": within a point, so") + " the preprocessing gives the net what MNIST gave it"
     else:
         verdict = ": more than a point apart, so the preprocessing does not make digits the way MNIST's were made"
-    return (f"The {n} test digits, re-made the MNIST way, changed by {difference:.3f} grey levels of 255 a pixel "
+    return (f"The {n:,} test digits, re-made the MNIST way, changed by {difference:.3f} grey levels of 255 a pixel "
             f"on average ({unchanged:.2%} of them not at all); the net's test accuracy {moved}{verdict}")
 
 
@@ -264,14 +264,14 @@ def split_verdict(upload: Timing, kernel: Timing, readback: Timing) -> Verdict:
             f"{upload.text()} by wall clock, kernel {kernel.text()} by {kernel.clock}, readback {readback.text()} by "
             "wall clock")
     if outcome == A_FASTER:
-        tail = (f"the two transfers together ({transfers.text()}) took longer than the kernel, "
-                f"{transfers.median / kernel.median:.2g}× its time")
+        tail = (f"the two transfers together (each round's upload plus its readback: {transfers.text()}) took longer "
+                f"than the kernel, {transfers.median / kernel.median:.2g}× its time")
     elif outcome == B_FASTER:
-        tail = (f"the kernel took longer than the two transfers together ({transfers.text()}), "
-                f"{kernel.median / transfers.median:.2g}× their time")
+        tail = (f"the kernel took longer than the two transfers together (each round's upload plus its readback: "
+                f"{transfers.text()}), {kernel.median / transfers.median:.2g}× their time")
     else:
-        tail = (f"the kernel and the two transfers together ({transfers.text()}) are "
-                f"{timing.the_same(kernel, transfers)}")
+        tail = (f"the kernel and the two transfers together (each round's upload plus its readback: "
+                f"{transfers.text()}) are {timing.the_same(kernel, transfers)}")
     return Verdict(f"{head}: {tail}", {A_FASTER: TRANSFERS_LONGER, B_FASTER: KERNEL_LONGER, SAME: SAME}[outcome])
 
 
@@ -286,6 +286,11 @@ def epochs_text(epochs) -> str:
     return f"{epochs} epoch" + ("" if epochs == 1 else "s")
 
 
+def _count(n) -> str:
+    """60,000 for an integer, the value as it is otherwise ('?' where a record left it out)."""
+    return f"{n:,}" if isinstance(n, int) else str(n)
+
+
 def provenance_text(provenance: dict | None, here: tuple | None = None) -> str:
     """Where a saved net came from, as trainer.save recorded it (mlp.load_params(..., provenance=True)), with
     the test accuracy it recorded; here = (accuracy, n), the accuracy measured on n test digits in this run:
@@ -295,12 +300,12 @@ def provenance_text(provenance: dict | None, here: tuple | None = None) -> str:
         return "no record of how it was trained (saved without one)"
     p = provenance
     trained = (f"a {p.get('mode', '?')}-mode run of {epochs_text(p.get('epochs', '?'))} on "
-               f"{p.get('train_images', '?')} training images on {p.get('card', '?')}")
+               f"{_count(p.get('train_images', '?'))} training images on {p.get('card', '?')}")
     recorded = p.get("test_accuracy")
     same = (here is not None and recorded is not None and f"{recorded:.2%}" == f"{here[0]:.2%}"
             and p.get("test_images") == here[1])
     if recorded is not None and not same:
-        trained += f", {recorded:.2%} right on its {p.get('test_images', '?')} test images when it was saved"
+        trained += f", {recorded:.2%} right on its {_count(p.get('test_images', '?'))} test images when it was saved"
     return "trained by " + trained
 
 
@@ -319,7 +324,7 @@ def retrain_reason(provenance: dict | None, accuracy: float, quick: bool) -> str
 def net_verdict(source: str, accuracy: float, n: int) -> Verdict:
     """Which net reads your digits (`source`: where it came from) and whether it is strong enough: STRONG_NET
     at WEAK or more of the n test digits right, else WEAK_NET, saying that its readings will often be wrong."""
-    head = f"the net that reads your digits: {source}; on this notebook's {n} test digits it is right {accuracy:.2%} of the time"
+    head = f"the net that reads your digits: {source}; on this notebook's {n:,} test digits it is right {accuracy:.2%} of the time"
     if accuracy >= WEAK:
         return Verdict(f"{head}: a strong net (at least {WEAK:.0%})", STRONG_NET)
     return Verdict(f"{head}: a weak net (below {WEAK:.0%}), so expect it to misread many of your digits; run "

@@ -36,7 +36,7 @@ class FrequencyLog:
     with FrequencyLog() as log:
         trainer.train(3)
     log.median_mhz()                                 # over the whole block; None where nothing was sampled
-    log.median_mhz([(start, end), ...])              # over samples that fall inside these wall-clock windows
+    log.median_mhz([(start, end), ...])              # each wall-clock window's median, then their median
     """
 
     def __init__(self, interval_ms: int = 50, command: str = "nvidia-smi"):
@@ -85,15 +85,22 @@ class FrequencyLog:
         return [s for s in self.samples if any(start <= s[0] <= end for start, end in windows)]
 
     def median_mhz(self, windows=None) -> float | None:
-        """Median SM clock (MHz) of the samples inside `windows` (see inside); None if there are none."""
+        """Median SM clock (MHz) of the samples, or over `windows` (see _median); None if there are none."""
         return self._median(1, windows)
 
     def median_busy(self, windows=None) -> float | None:
-        """Median utilisation (% of the sample period in which a kernel ran) inside `windows`; None if none."""
+        """Median utilisation (% of the sample period in which a kernel ran), as median_mhz; None if none."""
         return self._median(2, windows)
 
     def _median(self, column: int, windows) -> float | None:
-        values = [sample[column] for sample in self.inside(windows)]
+        """The median of every sample, or, given windows, the median of each window's median: each window (an
+        epoch) counts once however many samples it holds, so a long first epoch at a high clock does not
+        outvote shorter ones after the clock fell. Windows with no sample are left out."""
+        if windows is None:
+            values = [sample[column] for sample in self.samples]
+        else:
+            per_window = ([s[column] for s in self.inside([window])] for window in windows)
+            values = [statistics.median(v) for v in per_window if v]
         return statistics.median(values) if values else None
 
 

@@ -154,6 +154,15 @@ class PersistentMLP(Trainer):
 SAVED, COST, NOT_MEASURED = "saved", "cost", "not measured"
 
 
+def step_saving_us(as_dispatches: timing.Timing, inside: timing.Timing) -> tuple[float, int]:
+    """What a step inside one dispatch saved against the step as dispatches, in µs, from the two medians as
+    they are printed (timing.printed_median), and the decimals to print it with: the difference a reader gets
+    by subtracting the printed figures."""
+    (a, a_decimals), (b, b_decimals) = (timing.printed_median(t, "µs") for t in (as_dispatches, inside))
+    decimals = min(a_decimals, b_decimals)
+    return round(a - b, decimals), decimals
+
+
 def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispatches: timing.Timing,
                          inside: timing.Timing | None, dispatches: int = PHASES,
                          grid_barriers: int = PersistentMLP.GRID_BARRIERS) -> timing.Verdict:
@@ -167,27 +176,27 @@ def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispat
     if inside is None:
         return timing.Verdict("No step ran inside a dispatch of many here (the trainer fell back to a dispatch a "
                               "phase), so what the grid barriers save is not measured here.", NOT_MEASURED)
-    us = lambda s: 1e6 * s                                                    # noqa: E731
     outcome = timing.compare(inside, as_dispatches)
-    saved = as_dispatches.median - inside.median
-    fixed = dispatches * empty.median - grid_barriers * barrier.median
-    head = (f"A step as {dispatches} dispatches took {as_dispatches.text()}, inside one dispatch of many steps, "
-            f"{inside.text()}: joining its phases by {grid_barriers} grid barriers ")
+    head = (f"A step as {dispatches} dispatches took {as_dispatches.text('µs')}, inside one dispatch of many steps, "
+            f"{inside.text('µs')}: joining its phases by {grid_barriers} grid barriers ")
+    saved, decimals = step_saving_us(as_dispatches, inside)
     if outcome == timing.B_FASTER:
-        return timing.Verdict(head + f"cost {us(-saved):.1f} µs a step more.", COST)
+        return timing.Verdict(head + f"cost {-saved:.{decimals}f} µs a step more.", COST)
     if outcome == timing.SAME:
         return timing.Verdict(head + "changed the step by less than the noise we measured.", timing.SAME)
-    text = head + f"saved {us(saved):.1f} µs a step. "
+    text = head + f"saved {saved:.{decimals}f} µs a step. "
+    empty_us, barrier_us = round(1e6 * empty.median, 2), round(1e6 * barrier.median, 2)   # as printed below
+    fixed = dispatches * empty_us - grid_barriers * barrier_us
     if fixed <= 0:
         return timing.Verdict(text + (
             f"The fixed costs explain none of it (an empty dispatch with its barrier {empty.text()}, a grid barrier "
             f"{barrier.text()}): all of it is what a dispatch boundary costs beyond an empty dispatch."), SAVED)
     rest = saved - fixed
-    text += (f"The fixed costs explain {us(min(fixed, saved)):.2f} µs of it ({dispatches} empty dispatches with their "
-             f"barriers at {us(empty.median):.2f} µs against {grid_barriers} grid barriers at {us(barrier.median):.2f} µs)")
+    text += (f"The fixed costs explain {min(fixed, saved):.2f} µs of it ({dispatches} empty dispatches with their "
+             f"barriers at {empty_us:.2f} µs against {grid_barriers} grid barriers at {barrier_us:.2f} µs)")
     if rest > 0:
-        text += (f"; the other {us(rest):.1f} µs is what a real dispatch boundary costs beyond an empty one: the "
-                 "work groups of one dispatch starting, and its last ones draining while the next may not begin")
+        text += (f"; the other {rest:.{min(decimals, 2)}f} µs is what a real dispatch boundary costs beyond an empty "
+                 "one: the work groups of one dispatch starting, and its last ones draining while the next may not begin")
     return timing.Verdict(text + ".", SAVED)
 
 

@@ -37,6 +37,7 @@ def check_loss(loss, *, epoch: int, step: int, lr: float, optimizer: str = "SGD"
     DIVERGED_FACTOR x ln(n_classes) (ten times the loss of guessing uniformly: no working run gets there).
 
     Every trainer (reference.train, gpu_mlp, fused_mlp) calls this with each step's mean loss it reads.
+    `epoch` and `step` are indices from 0; the message counts both from 1, as the progress bars count epochs.
     The message names the epoch, the step, the loss and the learning rate; a rate above the one known to
     work for this model (WORKING_LR[optimizer]) is called too large and that one is given, a rate at or
     below it is not blamed (it is never advised as the fix for itself). `optimizer` is a name: "SGD",
@@ -60,7 +61,7 @@ def check_loss(loss, *, epoch: int, step: int, lr: float, optimizer: str = "SGD"
                  f"trains this model with ({number_text(working)}), so it is unlikely to be the cause.")
         also = ""
     raise TrainingDiverged(
-        f"Training diverged at epoch {epoch}, step {step}: the loss is {number_text(loss)}"
+        f"Training diverged at epoch {epoch + 1}, step {step + 1}: the loss is {number_text(loss)}"
         + (f" (over {limit:.1f}, {DIVERGED_FACTOR}× the loss of guessing)" if math.isfinite(loss) else "")
         + f". {cause} Check{also} that the inputs are scaled to [0, 1] and "
         "the weights are finite.")

@@ -316,8 +316,8 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
         shares = [(size, b, c) for size, b, c in shares if b and c]
         if shares:
             size, b, c = shares[-1]
-            out.append((f"matmul {size}³: the ladder's top against cuBLAS fp32", f"{b['impl']}: "
-                        f"{_flops(b['gflops'])}", f"cuBLAS: {_flops(c['gflops'])}",
+            out.append(("matmul: the ladder's top against cuBLAS fp32", f"{b['impl']} at {size}³: "
+                        f"{_flops(b['gflops'])}", f"cuBLAS at {size}³: {_flops(c['gflops'])}",
                         "its speed: " + ", ".join(f"{b2['gflops'] / c2['gflops']:.0%} at {s}³" for s, b2, c2 in shares)))
     for hidden, rivals in ((128, (("JAX jit(lax.scan) 784-128-10 SGD, fp32", "JAX, fp32"),
                                   ("JAX jit(lax.scan) 784-128-10 SGD, precision default", "JAX, default precision (TF32)"),
@@ -338,7 +338,8 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
     if glsl and glsl.get("test_acc") is not None:
         epochs = len(glsl.get("epochs_s", [])) + 1
         out.append(("test accuracy, 784-128-10, SGD", f"{100 * glsl['test_acc']:.2f} % after {epochs} epochs",
-                    "", "the GLSL trainer of the epoch row above"))
+                    "", f"the GLSL trainer of the epoch against NumPy above, in the benchmark's {epochs}-epoch "
+                        "run (notebook 05 trains it for 10)"))
     if dropout and dropout.get("test_accuracy_percent"):
         acc, recipe = dropout["test_accuracy_percent"], dropout.get("recipe", {})
         out.append((f"test accuracy, 784-{recipe.get('hidden', '?')}-10, dropout and max-norm",

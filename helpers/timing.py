@@ -124,6 +124,13 @@ class Timing:
         return cls((low, low, mid, high, high), row.get("clock", WALL))
 
 
+def printed_median(t: Timing, unit: str) -> tuple[float, int]:
+    """The median as t.text(unit) prints it, in that unit, and its number of decimals: a difference taken
+    from printed figures, at the coarser of their decimals, is the one a reader gets by subtracting them."""
+    figure = t.text(unit).split(" ", 1)[0]
+    return float(figure), len(figure.split(".")[1]) if "." in figure else 0
+
+
 def _unit(seconds: float, unit: str) -> tuple[float, str]:
     if unit == "auto":
         unit = "s" if seconds >= 1 else "ms" if seconds >= 1e-3 else "µs"
@@ -341,9 +348,9 @@ class Phases:
 
     def table(self, scale: float = 1e6, unit: str = "µs") -> str:
         """One line a phase: median, 20th and 80th percentiles, number of samples, clock."""
-        rows = [f"{'phase':<22s} {'median':>10s} {'20 %':>10s} {'80 %':>10s} {'n':>5s}  clock"]
+        rows = [f"{'phase':<22s} {'median ' + unit:>10s} {'20 % ' + unit:>10s} {'80 % ' + unit:>10s} {'n':>5s}  clock"]
         for name in self.samples:
             t = self.timing(name)
-            rows.append(f"{name:<22s} {t.median * scale:>8.1f}{unit} {t.low * scale:>8.1f}{unit} "
-                        f"{t.high * scale:>8.1f}{unit} {len(t.samples):>5d}  {t.clock}")
+            rows.append(f"{name:<22s} {t.median * scale:>10.1f} {t.low * scale:>10.1f} "
+                        f"{t.high * scale:>10.1f} {len(t.samples):>5d}  {t.clock}")
         return "\n".join(rows)

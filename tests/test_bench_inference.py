@@ -80,6 +80,17 @@ def test_table_gives_the_ceiling_share():
     assert "fastest float32 upload: upload float32 via a staging buffer + GPU copy, 31.36 GB/s, 80% of the ceiling" in text
 
 
+def test_table_gives_a_readback_no_share_of_the_host_to_device_ceiling():
+    rows = [{"what": w, "seconds": s, "clock": "wall", "images": 10_000, "bytes": b, "gbps": b / s / 1e9}
+            for w, s, b in [("upload float32 into existing buffer", 2e-3, 31_360_000),
+                            (bench_inference.CEILING, 0.8e-3, 31_360_000),
+                            ("readback into a new array", 4e-5, 400_000)]]
+    lines = {line.split("  ")[0]: line for line in bench_inference.table(rows).splitlines()}
+    assert lines["upload float32 into existing buffer"].split()[-2] == "40%"          # 15.68 of 39.2 GB/s
+    assert "%" not in lines["readback into a new array"]                               # the other direction
+    assert "a readback goes the other way and gets no share" in bench_inference.table(rows)
+
+
 def test_table_counts_the_pipelined_row_among_the_uploads():
     rows = [{"what": w, "seconds": s, "clock": "wall", "images": 10_000, "bytes": 31_360_000,
              "gbps": 31_360_000 / s / 1e9} for w, s in [("upload float32 into existing buffer", 2e-3),

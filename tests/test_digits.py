@@ -249,7 +249,7 @@ def test_label_and_figure_carry_the_caveat(ctx):
 
 def test_net_verdict_on_both_sides_of_weak():
     strong = digits.net_verdict("the net saved in x.npz", 0.9784, 10_000)
-    assert strong.outcome == digits.STRONG_NET and "97.84%" in strong and "10000 test digits" in strong
+    assert strong.outcome == digits.STRONG_NET and "97.84%" in strong and "10,000 test digits" in strong
     assert "strong net" in strong and "weak" not in strong
     at = digits.net_verdict("x", digits.WEAK, 100)
     assert at.outcome == digits.STRONG_NET
@@ -275,13 +275,13 @@ def test_retrain_reason_refuses_a_quick_or_weak_net_in_a_full_run_only():
     assert digits.retrain_reason(None, 0.978, quick=False) == ""
     assert digits.retrain_reason(quick_net, 0.5, quick=True) == ""                 # QUICK: any net, said if weak
     text = digits.provenance_text(quick_net)
-    assert text == ("trained by a QUICK-mode run of 1 epoch on 20000 training images on llvmpipe (LLVM 15.0.6, "
-                    "256 bits), 87.00% right on its 2000 test images when it was saved")
+    assert text == ("trained by a QUICK-mode run of 1 epoch on 20,000 training images on llvmpipe (LLVM 15.0.6, "
+                    "256 bits), 87.00% right on its 2,000 test images when it was saved")
     assert "10 epochs on" in digits.provenance_text(full_net)
     # the recorded accuracy is left out where this run measured the same, as printed, on as many digits
     assert "right on its" not in digits.provenance_text(full_net, here=(0.97801, 2000))
-    assert "97.80% right on its 2000 test images" in digits.provenance_text(full_net, here=(0.9779, 2000))
-    assert "97.80% right on its 2000 test images" in digits.provenance_text(full_net, here=(0.978, 10_000))
+    assert "97.80% right on its 2,000 test images" in digits.provenance_text(full_net, here=(0.9779, 2000))
+    assert "97.80% right on its 2,000 test images" in digits.provenance_text(full_net, here=(0.978, 10_000))
     assert "no record" in digits.provenance_text(None)
 
 
@@ -303,6 +303,8 @@ def test_split_verdict_on_all_three_sides():
     assert same.outcome == timing.SAME and same.endswith("are the same within the noise we measured")
     apart = digits.split_verdict(_t(10, 10, 10), _t(20.6, 20.6, 20.6), _t(10, 10, 10))   # bands apart, 3 % < 5 %
     assert apart.outcome == timing.SAME and apart.endswith("are 1.03× apart, within the 5 % we call the same")
+    for v in (transfers_longer, kernel_longer, same, apart):    # the median of each round's sum, named as such
+        assert "two transfers together (each round's upload plus its readback: " in v
 
 
 def test_split_times_each_part_in_turn(ctx):

@@ -48,6 +48,16 @@ def test_lines_become_timed_samples_and_bad_lines_are_skipped(fake_smi):
     assert log.median_mhz([(after + 1, after + 2)]) is None
 
 
+def test_each_window_counts_once_however_many_samples_it_holds():
+    """A long first epoch at 1980 MHz (five samples) and two short ones after the clock fell (one sample each):
+    the median over epochs is the fallen clock, where a median over samples would give 1980 MHz."""
+    log = FrequencyLog(command="no-such-gpu-tool")
+    log.samples = [(0.1 * i, 1980.0, 90.0) for i in range(5)] + [(1.0, 800.0, 50.0), (2.0, 450.0, 40.0)]
+    epochs = [(0.0, 0.45), (0.95, 1.05), (1.95, 2.05), (3.0, 3.1)]     # the last holds no sample: left out
+    assert log.median_mhz(epochs) == 800.0
+    assert log.median_mhz() == 1980.0 and log.median_busy(epochs) == 50.0
+
+
 def test_the_sampler_stops_with_its_block(fake_smi):
     with FrequencyLog(command=fake_smi) as log:
         process = log._process

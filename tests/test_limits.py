@@ -2,6 +2,7 @@
 with its source (made-up rows, then the committed run)."""
 
 import json
+import re
 
 import pytest
 
@@ -104,3 +105,44 @@ def test_split_epochs_keep_one_outcome_on_the_epochs_margin(split, fused, on_noi
     a, b = t(*split), t(*fused)
     assert timing.versus(a, b, "split", "fused", margin=limits.NOISY).outcome == on_noisy
     assert timing.versus(a, b, "split", "fused", margin=limits.EPOCHS).outcome == timing.SAME
+
+
+@pytest.mark.parametrize("shares, percents", [
+    ({"a": 0.205, "b": 0.205, "c": 0.59}, {"a": 21, "b": 20, "c": 59}),            # alone: 20 + 20 + 59 = 99
+    ({"kernel": 0.604, "dispatch": 0.356, "between": 0.044, "readback": 0.016, "upload": 0.002,
+      "unaccounted": -0.022}, {"kernel": 60, "dispatch": 36, "between": 4, "readback": 2, "upload": 0,
+                               "unaccounted": -2})])
+def test_whole_percents_add_up_to_100(shares, percents):
+    assert limits.whole_percents(shares) == percents and sum(percents.values()) == 100
+
+
+def test_epoch_shares_print_parts_that_add_up_to_100():
+    """Notebook 05's parts (60.4 + 35.6 + 4.4 + 1.6 + 0.2 - 1.2 % of the epoch, rounded alone: 60 + 36 + 4 + 2
+    + 0 - 1 = 101) printed as whole percents that a reader can add up to 100."""
+    import random
+    rng = random.Random(0)
+    for _ in range(200):
+        parts = {f"p{i}": rng.uniform(-0.1, 1.0) for i in range(rng.randint(2, 6))}
+        if sum(parts.values()) <= 0:
+            continue
+        text = str(limits.epoch_shares(parts))
+        assert sum(int(x) for x in re.findall(r"(-?\d+) %", text)) == 100, text
+
+
+def _epoch(ms):
+    from helpers import timing
+    return timing.Timing(tuple(ms * 1e-3 * (1 + 0.001 * k) for k in (-2, -1, 0, 1, 2)))
+
+
+@pytest.mark.parametrize("jax_ms, close", [(26.0, True), (30.0, False)])
+def test_record_pairs_note_names_the_pairs_within_the_margin(jax_ms, close):
+    """23.28 against 26.0 ms is 1.12× (within 25 %): named; against 30.0 ms, 1.29×: not named."""
+    pairs = {"784-128-10 against JAX fp32": (_epoch(10.5), _epoch(17.3)),
+             "784-800-10 against JAX fp32": (_epoch(23.28), _epoch(jax_ms))}
+    note = limits.record_pairs_note(pairs)
+    assert note.startswith("These verdicts read one run of the benchmark") and "5 % margin of one run" in note
+    assert ("784-800-10 against JAX fp32 lies close enough" in note) == close
+    assert "784-128-10 against JAX fp32" not in note                              # 1.65×: far beyond 25 %
+    assert ("every pair lies more than 25 % apart" in note) == (not close)
+    two = limits.record_pairs_note({"A": (_epoch(10), _epoch(11)), "B": (_epoch(20), _epoch(21))})
+    assert "so A and B lie close enough for another run of the benchmark to order them differently." in two

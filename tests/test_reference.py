@@ -91,7 +91,7 @@ def test_divergence_names_the_step_and_the_fix():
     X = rng.random((64, 30)).astype(np.float32)   # inputs in [0, 1] and a huge step
     y = rng.integers(0, 10, 64)
     params = ref.init_params(30, 32, 10, seed=0)
-    with pytest.raises(ref.TrainingDiverged, match=r"epoch 0, step [01]: the loss is .*lr 1 × 10¹², is too large.*"
+    with pytest.raises(ref.TrainingDiverged, match=r"epoch 1, step [12]: the loss is .*lr 1 × 10¹², is too large.*"
                                                    r"SGD at batch 128 trains it with lr 0\.3\.") as err:
         ref.train(params, X, y, epochs=5, batch_size=16, lr=1e12, progress=False)
     assert "10¹¹" not in str(err.value), "the advice is a rate known to work, not a tenth of the bad one"
@@ -109,7 +109,7 @@ def test_a_finite_divergence_stops_in_the_first_epoch():
     with pytest.raises(ref.TrainingDiverged) as err:
         ref.train(ref.init_params(30, 32, 10, seed=0), X, y, epochs=3, batch_size=32, lr=1e4, progress=False)
     message = str(err.value)
-    assert message.startswith("Training diverged at epoch 0, step "), message
+    assert message.startswith("Training diverged at epoch 1, step "), message
     assert "(over 23.0, 10× the loss of guessing)" in message, message
     assert "lr 10,000, is too large" in message and "lr 0.3." in message
     assert "e+" not in message and "lr=" not in message and "10000.0" not in message, message
@@ -120,7 +120,7 @@ def test_mnist_at_lr_1e4_stops_within_the_first_epoch(mnist_dir):
 
     (images, labels), _ = data.load_mnist(mnist_dir)
     X, y = data.normalise(images[:6000]), labels[:6000]
-    with pytest.raises(ref.TrainingDiverged, match=r"^Training diverged at epoch 0, step \d+: .*lr 10,000,"):
+    with pytest.raises(ref.TrainingDiverged, match=r"^Training diverged at epoch 1, step \d+: .*lr 10,000,"):
         ref.train(ref.init_params(seed=0), X, y, epochs=1, batch_size=128, lr=1e4, progress=False)
     history = ref.train(ref.init_params(seed=0), X, y, epochs=1, batch_size=128, lr=ref.WORKING_LR["SGD"],
                         progress=False)   # the advised rate does not raise
@@ -144,7 +144,7 @@ def test_check_loss_thresholds_and_optimizer_advice():
     assert ref.check_loss(np.float32(2.3), epoch=0, step=0, lr=0.3) == pytest.approx(2.3)
     assert ref.check_loss(limit - 0.01, epoch=0, step=0, lr=0.3) == pytest.approx(limit - 0.01)
     for bad in (limit + 0.01, np.inf, -np.inf, np.nan):
-        with pytest.raises(ref.TrainingDiverged, match="epoch 2, step 7"):
+        with pytest.raises(ref.TrainingDiverged, match="epoch 3, step 8"):
             ref.check_loss(bad, epoch=2, step=7, lr=5.0)
     with pytest.raises(ref.TrainingDiverged, match=r"Adam at batch 128 trains it with lr 0\.001\."):
         ref.check_loss(np.nan, epoch=0, step=0, lr=1.0, optimizer="Adam")
@@ -181,12 +181,12 @@ def test_divergence_message_prints_the_loss_and_rates_for_a_reader():
     with pytest.raises(ref.TrainingDiverged) as err:
         ref.check_loss(1.748e7, epoch=0, step=1, lr=1e4)
     assert str(err.value) == (
-        "Training diverged at epoch 0, step 1: the loss is 17,480,000 (over 23.0, 10× the loss of guessing). "
+        "Training diverged at epoch 1, step 2: the loss is 17,480,000 (over 23.0, 10× the loss of guessing). "
         "The learning rate, lr 10,000, is too large for this model; SGD at batch 128 trains it with lr 0.3. "
         "Check too that the inputs are scaled to [0, 1] and the weights are finite.")
     with pytest.raises(ref.TrainingDiverged) as err:   # at or below the working rate: not blamed, no "too"
         ref.check_loss(np.inf, epoch=3, step=9, lr=0.1)
     assert str(err.value) == (
-        "Training diverged at epoch 3, step 9: the loss is infinity. The learning rate, lr 0.1, is no larger than "
+        "Training diverged at epoch 4, step 10: the loss is infinity. The learning rate, lr 0.1, is no larger than "
         "the one SGD at batch 128 trains this model with (0.3), so it is unlikely to be the cause. Check that the "
         "inputs are scaled to [0, 1] and the weights are finite.")

@@ -24,16 +24,29 @@ def test_grid_barrier_account_saving_and_its_parts_agree():
     assert "other 15.2 µs" in v                                          # the rest: starting and draining
 
 
+@pytest.mark.parametrize("as_us, inside_us, saved", [(72.32, 55.94, "16.4"), (72.3, 55.86, "16.4"),
+                                                     (74.2, 55.9, "18.3")])
+def test_grid_barrier_account_saving_is_the_printed_figures_difference(as_us, inside_us, saved):
+    """72.32 and 55.94 print as 72.3 and 55.9: the saving printed is 16.4, what a reader subtracts, not 16.38
+    rounded to 16.4 by luck or 16.3 as the unrounded medians' 72.3 - 55.94 = 16.36 would give."""
+    v = persistent_mlp.grid_barrier_account(T(2.48 * US, 0.001), T(2.53 * US, 0.001), T(as_us * US, 0.001),
+                                            T(inside_us * US, 0.001))
+    a, b = (float(x) for x in (T(as_us * US, 0.001).text("µs").split()[0], T(inside_us * US, 0.001).text("µs").split()[0]))
+    assert f"saved {saved} µs a step" in v and f"{a - b:.1f}" == saved
+    assert "explain 2.38 µs of it" in v and f"the other {float(saved) - 2.38:.1f} µs" in v
+    assert persistent_mlp.step_saving_us(T(as_us * US, 0.001), T(inside_us * US, 0.001)) == (float(saved), 1)
+
+
 def test_grid_barrier_account_same_within_noise_or_costs():
     same = persistent_mlp.grid_barrier_account(T(2.7 * US), T(2.5 * US), T(60.0 * US), T(60.5 * US))
     assert same.outcome == timing.SAME and "less than the noise" in same and "saved" not in same
     worse = persistent_mlp.grid_barrier_account(T(2.0 * US), T(3.0 * US), T(60.0 * US), T(66.0 * US))
-    assert worse.outcome == persistent_mlp.COST and "cost 6.0 µs a step more" in worse
+    assert worse.outcome == persistent_mlp.COST and "cost 6 µs a step more" in worse   # 66 - 60, as printed
 
 
 def test_grid_barrier_account_saving_that_the_fixed_costs_do_not_explain():
     v = persistent_mlp.grid_barrier_account(T(2.0 * US), T(3.1 * US), T(70.0 * US), T(60.0 * US))
-    assert v.outcome == persistent_mlp.SAVED and "saved 10.0 µs a step" in v and "none of it" in v
+    assert v.outcome == persistent_mlp.SAVED and "saved 10 µs a step" in v and "none of it" in v
 
 
 def test_grid_barrier_account_without_a_persistent_run():
@@ -150,7 +163,7 @@ def test_floor_account_without_work_above_a_floor():
 def test_grid_barrier_account_saving_smaller_than_its_fixed_costs():
     # fixed costs 3 × 2.71 − 2 × 2.49 = 3.15 µs; the step saved only 2.0 µs: the fixed costs explain all of it
     v = persistent_mlp.grid_barrier_account(T(2.71 * US), T(2.49 * US), T(20.0 * US), T(18.0 * US))
-    assert v.outcome == persistent_mlp.SAVED and "saved 2.0 µs a step" in v
+    assert v.outcome == persistent_mlp.SAVED and "saved 2 µs a step" in v     # 20 - 18, as printed
     assert "explain 2.00 µs of it" in v and "the other" not in v
 
 

@@ -6,7 +6,7 @@ from helpers import digits
 def test_preprocessing_within_a_point():
     text = digits.preprocessing_sentence(0.005, 0.9997, 0.9780, 0.9781, 10_000)
     assert "within a point" in text and "97.80%" in text and "97.81%" in text and "99.97%" in text
-    assert "0.005 grey levels" in text and "10000 test digits" in text
+    assert "0.005 grey levels" in text and "10,000 test digits" in text
 
 
 def test_preprocessing_more_than_a_point():

@@ -372,8 +372,8 @@ def other_uploads(rows: list[dict]) -> str | None:
 
 
 def table(rows: list[dict], full: bool = True) -> str:
-    """The rows as text: ms (median and 20–80 % band, where the row has one), GB/s and share of the pinned-copy
-    ceiling; full=False: no lines after the
+    """The rows as text: ms (median and 20–80 % band, where the row has one), GB/s and, for the uploads, their
+    share of the pinned-copy ceiling (host to device); full=False: no lines after the
     ceiling's note (the fastest upload, the mapped buffer's and the CPU copy's shares of the ceiling)."""
     get = {r["what"]: r for r in rows}
     ceiling = get.get(CEILING, {}).get("seconds")       # older runs have none
@@ -384,13 +384,15 @@ def table(rows: list[dict], full: bool = True) -> str:
             lines.append(f"{r['what']:<{width}s} {'':>30s} {'':>7s} {'':>8s}  {r['clock']}")
             continue
         gbps = f"{r['gbps']:7.2f}" if "gbps" in r else f"{'':>7s}"
-        share = f"{r['gbps'] / get[CEILING]['gbps']:8.0%}" if ceiling and "gbps" in r else f"{'':>8s}"
+        upward = "gbps" in r and not r["what"].startswith("readback")      # the ceiling is host-to-device
+        share = f"{r['gbps'] / get[CEILING]['gbps']:8.0%}" if ceiling and upward else f"{'':>8s}"
         took = timing.Timing.from_row(r, "seconds", 1.0)    # no band stored: the median alone
         ms = took.text("ms") if "seconds_low" in r else f"{r['seconds'] * 1e3:.3f}"
         lines.append(f"{r['what']:<{width}s} {ms:>30s} {gbps} {share}  {r['clock']}")
     best = fastest_upload(rows)
     if ceiling:
-        lines.append(f"(ceiling: each row's GB/s as a share of {CEILING}, {get[CEILING]['gbps']:.2f} GB/s, same bytes, same run)")
+        lines.append(f"(ceiling: each upload's GB/s as a share of the {CEILING}, {get[CEILING]['gbps']:.2f} GB/s, "
+                     "the float32 images' bytes, this run; a readback goes the other way and gets no share)")
     if not full or best is None:
         return "\n".join(lines)
     lines.append(f"fastest float32 upload: {best['what']}, {best['gbps']:.2f} GB/s"
