@@ -258,6 +258,18 @@ def test_unaccounted_sentence_only_for_a_negative_rest(rest_ms, words):
         assert said.endswith(".") and "below zero" in said and "overlap" in said
 
 
+def test_unaccounted_sentence_gives_the_share_the_parts_print():
+    """-1.4 % of the epoch alone rounds to -1 %, but the parts printed beside it (limits.epoch_shares, largest
+    remainder so they add up to 100) show it as -2 %: the sentence says 2 %, as the shares do."""
+    from helpers.bench import limits
+    parts = {"kernel": 0.607, "dispatch": 0.357, "between dispatches": 0.04, "readback": 0.01,
+             "upload": 0.0, "unaccounted": -0.014}
+    shares = str(limits.epoch_shares(parts))
+    said = train.unaccounted_sentence(parts)
+    printed = int(re.search(r"unaccounted (-?\d+) %", shares).group(1))
+    assert f"({-printed} % of it)" in said and printed == -2
+
+
 @pytest.mark.parametrize("here_ms, ratio", [(22.9, "1.00×"), (20.0, "0.87×"), (30.0, "1.31×")])
 def test_glsl_here_vs_record_gives_the_ratio_and_no_word_a_threshold_picks(here_ms, ratio):
     """The record's six-dispatch epoch 22.9 ms (22.2–23.2) against this notebook's: both figures and the ratio

@@ -269,7 +269,9 @@ def unaccounted_sentence(parts: dict) -> str:
         return ""
     ms = 1e3 * -rest
     figure = f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2g} ms"
-    return (f"The parts measured apart add up to more than the epoch, by {figure} ({round(100 * -rest / epoch) + 0} % "
+    from .limits import whole_percents    # here: limits imports fused, which imports this module
+    share = -whole_percents({k: v / epoch for k, v in parts.items()})["unaccounted"]   # as epoch_shares prints it
+    return (f"The parts measured apart add up to more than the epoch, by {figure} ({share} % "
             "of it), so the unaccounted rest is below zero: within the epoch some parts overlap (a readback is "
             "taken while the GPU runs the next chunk) or take less time than they took apart.")
 
