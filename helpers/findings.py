@@ -43,6 +43,12 @@ def verdict(vid: str, judged: Verdict) -> Verdict:
     return judged
 
 
+def listed(names) -> str:
+    """Names for a sentence: 'a', 'a and b', 'a, b and c'."""
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def sentence(text: str) -> str:
     """`text` as a sentence: a capital first letter (unless the first word is a name from the code, such
     as dense_1), one full stop at the end."""

@@ -25,8 +25,6 @@ import subprocess
 import threading
 import time
 
-
-
 QUERY = "clocks.sm,clocks.max.sm,utilization.gpu"  # MHz now, the highest MHz, % of the last period busy
 
 

@@ -52,7 +52,8 @@ each value it reads from shared memory serves four multiply-adds (the same buffe
 Given neither blocked nor tiled_hidden, the trainer picks its fastest layout for the net (default_layout):
 blocked for every width, and tiled_hidden too above WIDE_FROM hidden units: in the committed benchmark
 (notebooks/results/bench-h100.json, python -m helpers.report prints it) these are the fastest epochs of the
-layouts at 784-128-10 and 784-800-10. Given either, it runs exactly what it was given (the other off). With dropout or split_hidden, which have no blocked or tiled version, both are off.
+layouts at 784-128-10 and 784-800-10. Given either, it runs exactly what it was given (the other off).
+With dropout or split_hidden, which have no blocked or tiled version, both are off.
 
 Notebook 06 teaches the plain pair, so it asks for it: FusedMLP(..., blocked=False).
 """

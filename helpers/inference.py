@@ -24,7 +24,7 @@ from time import perf_counter
 
 import numpy as np
 
-from . import gl, reference, timing
+from . import findings, gl, reference, timing
 
 SHADERS = {False: "dense_3_tiled.comp", True: "dense_4_u8.comp"}
 
@@ -272,7 +272,7 @@ GPU_FROM, NUMPY_EVERYWHERE = "gpu ahead from a batch size", "numpy ahead or leve
 def _sizes(rows: list[dict]) -> str:
     """'10', '10 and 100', '10, 100 and 1000' images: the batch sizes of rows."""
     names = [str(r["batch"]) for r in rows]
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    return findings.listed(names)
 
 
 def _lower(row: dict) -> str:

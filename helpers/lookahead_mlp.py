@@ -229,11 +229,11 @@ def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
                         margin: float = MARGIN) -> timing.Verdict:
     """The lookahead epoch with every kind of work group at work (whole) against each kind at work alone
     (parts: {kind: Timing}), each beyond the epoch with no group's work (floor); the epochs taken in turn
-    (the appendix), so that a drift falls on the floor and the kinds alike. The whole's cost and the parts' costs added up are compared as timing.compare compares two
-    timings, on bands that take every epoch's band at its widest (_beyond). Outcome: LESS_THAN_THE_SUM (the
-    kinds run at least partly side by side), MORE_THAN_THE_SUM (together they cost more than alone),
-    ABOUT_THE_SUM otherwise (as if one after another); NO_COST where the whole or the parts added up cost
-    nothing beyond the floor (at the median)."""
+    (the appendix), so that a drift falls on the floor and the kinds alike. The whole's cost and the parts'
+    costs added up are compared as timing.compare compares two timings, on bands that take every epoch's
+    band at its widest (_beyond). Outcome: LESS_THAN_THE_SUM (the kinds run at least partly side by side),
+    MORE_THAN_THE_SUM (together they cost more than alone), ABOUT_THE_SUM otherwise (as if one after
+    another); NO_COST where the whole or the parts added up cost nothing beyond the floor (at the median)."""
     together, added = _beyond([whole], floor), _beyond(list(parts.values()), floor)
     kinds = {2: "two", 3: "three", 4: "four"}.get(len(parts), str(len(parts)))
     head = (f"Beyond the epoch with no group's work, every kind of work group at once cost {together.text()} an "

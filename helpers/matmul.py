@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import re
 
-from . import gl, timing
+from . import findings, gl, timing
 
 FASTEST = "matmul_5_pipelined.comp"   # the warm-up and reference rung of the benchmark and the tests
 
@@ -251,7 +251,12 @@ def per_dispatch(calls: int) -> str:
 
 def blocks(kernel) -> str:
     """A rung's block of C per work group: '128×128 blocks'."""
-    return f"{kernel.define('BM')}×{kernel.define('BN')} blocks"
+    return block_words({"BM": kernel.define("BM"), "BN": kernel.define("BN")})
+
+
+def block_words(defines: dict) -> str:
+    """'64×64 blocks' where #defines set BM and BN, '' where they do not."""
+    return f"{defines['BM']}×{defines['BN']} blocks" if {"BM", "BN"} <= defines.keys() else ""
 
 
 def configuration(name: str, n: int, defines: dict | None) -> str:
@@ -261,8 +266,7 @@ def configuration(name: str, n: int, defines: dict | None) -> str:
     rung = name.removesuffix(".comp")
     if not defines:
         return rung
-    what = (f"{defines['BM']}×{defines['BN']} blocks" if {"BM", "BN"} <= defines.keys()
-            else ", ".join(f"{k} {v}" for k, v in defines.items()))
+    what = block_words(defines) or ", ".join(f"{k} {v}" for k, v in defines.items())
     chosen = top_rung(n, n, n)
     top = chosen[0].removesuffix(".comp") == rung and chosen[1] == defines
     return f"{rung} with {'top_rung' + chr(39) + 's ' if top else ''}{what}"
@@ -360,7 +364,7 @@ def loop_summary(loop: dict) -> str:
 
 def _sizes(sizes) -> str:
     names = [f"{n}³" for n in sizes]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return findings.listed(names)
 
 
 def splitk_verdict(timings: dict) -> timing.Verdict:
@@ -448,7 +452,7 @@ def against(base_name: str, base: timing.Timing, others: dict, margin: float = t
     if not verdicts:
         raise ValueError("against() needs at least one timing to set against the base")
     if level:
-        together = level[0] if len(level) == 1 else ", ".join(level[:-1]) + " and " + level[-1]
+        together = findings.listed(level)
         said[said.index(None)] = f"{together} {'is' if len(level) == 1 else 'are both' if len(level) == 2 else 'are all'} " \
                                  f"{timing.SAME_WITHIN_NOISE}"
     listed = " and ".join(said) if len(said) <= 2 else "; ".join(said[:-1]) + "; and " + said[-1]

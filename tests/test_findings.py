@@ -27,3 +27,8 @@ def test_sentence_capitalises_and_ends_once():
     assert findings.sentence("re-made digits read 97 %") == "Re-made digits read 97 %."   # a hyphenated first word
     with pytest.raises(ValueError):
         findings.sentence("  ")
+
+
+@pytest.mark.parametrize("names, words", [(["a"], "a"), (["a", "b"], "a and b"), (("a", "b", "c"), "a, b and c")])
+def test_listed_joins_names_for_a_sentence(names, words):
+    assert findings.listed(names) == words and findings.listed(iter(names)) == words

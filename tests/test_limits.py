@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from helpers.bench import limits, inference, matmul, products
+from helpers.bench import limits, inference, matmul, products, profile
 from helpers.report import ROOT
 
 JSON = ROOT / "notebooks" / "results" / "bench-h100.json"
@@ -113,7 +113,7 @@ def test_split_epochs_keep_one_outcome_on_the_epochs_margin(split, fused, on_noi
       "unaccounted": -0.022}, {"kernel": 60, "dispatch": 36, "between": 4, "readback": 2, "upload": 0,
                                "unaccounted": -2})])
 def test_whole_percents_add_up_to_100(shares, percents):
-    assert limits.whole_percents(shares) == percents and sum(percents.values()) == 100
+    assert profile.whole_percents(shares) == percents and sum(percents.values()) == 100
 
 
 def test_epoch_shares_print_parts_that_add_up_to_100():

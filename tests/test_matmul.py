@@ -317,6 +317,17 @@ def test_bench_and_demo_stream_the_same_number_of_dispatches(ctx):
     assert bench_matmul.STREAM == matmul.STREAM
 
 
+def test_rung_seconds_times_one_dispatch_of_a_rung(ctx):
+    """The helper notebook 04's exercise names: the median of rung_sample's samples, a positive time."""
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((33, 20)).astype(np.float32)
+    b = rng.standard_normal((20, 17)).astype(np.float32)
+    A, B, C = gl.upload(ctx, a, "A"), gl.upload(ctx, b, "B"), gl.empty(ctx, (33, 17), name="C")
+    seconds = bench_matmul.rung_seconds(ctx, matmul.load(ctx, "matmul_1_naive.comp"), A, B, C,
+                                        timing.Clock(ctx), repeat=3, warmup=0.0)
+    assert 0 < seconds < 1 and check.rel_error(C.read(), a.astype(np.float64) @ b) < 1e-5
+
+
 @pytest.mark.parametrize("calls, words", [(None, None), (3, "per dispatch in streams of 3 back to back")])
 def test_demo_times_streams_of_the_length_streamed_gives(ctx, monkeypatch, capsys, calls, words):
     if calls is not None:

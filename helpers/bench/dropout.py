@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import data, fused_mlp, gl, mode, reference, timing
+from .. import data, findings, fused_mlp, gl, mode, reference, timing
 from .__main__ import device_record
 from .fused import epoch_sampler
 
@@ -175,8 +175,7 @@ def sweep_budget_sentence(ran: int, grid: int, seconds: float, epochs: list, lef
     text = (f"The sweep ran {ran} of the grid's {grid} recipes for {seconds:g} s of training each ({span}), "
             f"{against}")
     if left_out:
-        names = left_out[0] if len(left_out) == 1 else f"{', '.join(left_out[:-1])} and {left_out[-1]}"
-        text += f"; not run: {names}"
+        text += f"; not run: {findings.listed(left_out)}"
     return text + "."
 
 
@@ -229,7 +228,7 @@ def sweep_verdict(accuracies: dict, n_val: int, seed_range: float = 0.0) -> timi
     if not close:
         return timing.Verdict(f"{head}, better than every other recipe's by more than the noise of {noise:.2f} points "
                               f"({source})", CLEAR_BEST)
-    names = close[0] if len(close) == 1 else f"{', '.join(close[:-1])} and {close[-1]}"
+    names = findings.listed(close)
     return timing.Verdict(f"{head}; {names} {'lies' if len(close) == 1 else 'lie'} within the noise of {noise:.2f} "
                           f"points ({source}) below it, so the choice among them is not a measured difference",
                           WITHIN_NOISE)

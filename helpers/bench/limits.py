@@ -18,12 +18,11 @@ Every function that turns numbers into words is tested on both sides of its thre
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
-from .. import timing
-from . import fused, inference, matmul, products
+from .. import findings, timing
+from . import fused, inference, matmul, products, profile
 
 
 def faster_or_slower(a: float, b: float) -> str:
@@ -149,7 +148,7 @@ def record_pairs_note(pairs: dict, margin: float = EPOCHS) -> str:
             f"{100 * timing.MARGIN:.3g} % margin of one run")
     if not close:
         return f"{head}; every pair lies more than {100 * margin:.3g} % apart, beyond what an epoch moves between runs."
-    named = close[0] if len(close) == 1 else ", ".join(close[:-1]) + " and " + close[-1]
+    named = findings.listed(close)
     return (f"{head}; between runs an epoch moves by up to {100 * margin:.3g} % (above), so {named} "
             f"{'lies' if len(close) == 1 else 'lie'} close enough for another run of the benchmark to order "
             f"{'it' if len(close) == 1 else 'them'} differently.")
@@ -203,19 +202,6 @@ def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
                           "here", timing.SAME)
 
 
-def whole_percents(shares: dict) -> dict:
-    """Shares that add up to 1 as whole percents that add up to exactly 100 (largest remainder: each share
-    rounded down, then the points left over go to the largest remainders), so a reader who adds the printed
-    parts gets 100, which rounding each alone does not promise: 60.4 + 35.6 + 4.4 + 1.6 + 0.2 - 2.2 rounds to
-    60 + 36 + 4 + 2 + 0 - 2 = 100, but 20.5 + 20.5 + 59, each rounded alone (half to even), give
-    20 + 20 + 59 = 99."""
-    floors = {k: math.floor(100 * v) for k, v in shares.items()}
-    left = round(100 * sum(shares.values())) - sum(floors.values())
-    for k in sorted(shares, key=lambda k: 100 * shares[k] - floors[k], reverse=True)[:max(left, 0)]:
-        floors[k] += 1
-    return {k: v + 0 for k, v in floors.items()}
-
-
 def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
     """An epoch's parts (seconds, adding up to the epoch; one may be negative, an overlap or what the parts
     measured apart add up to beyond the epoch) as shares that add to 100 %, and which part is the largest
@@ -228,7 +214,7 @@ def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
         raise ValueError(f"the parts must add up to a positive time, got {total}")
     shares = {k: v / total for k, v in parts.items()}
     ranked = sorted(shares, key=shares.get, reverse=True)
-    text = ", ".join(f"{k} {p} %" for k, p in whole_percents(shares).items()) + " of the epoch"
+    text = ", ".join(f"{k} {p} %" for k, p in profile.whole_percents(shares).items()) + " of the epoch"
     if len(ranked) == 1 or shares[ranked[0]] - shares[ranked[1]] > lead:
         return timing.Verdict(f"{text}; the largest part is {ranked[0]}", f"largest: {ranked[0]}")
     return timing.Verdict(f"{text}; {ranked[0]} and {ranked[1]} are too close to call the larger", "too close to call")

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import json
 import time
-from time import perf_counter
 
 import numpy as np
 
-from .. import check, gl, matmul, timing
+from .. import check, findings, gl, matmul, timing
 
 SIZES, QUICK_SIZES = (256, 512, 1024, 2048, 4096), (64, 128, 256)
 NO_LOADS = "matmul_6_subgroup, no global loads (C wrong)"   # the experiment row: LOADS 0 (see the shader)
@@ -38,14 +37,6 @@ def _repeat(seconds_guess: float, quick: bool) -> int:
 
 
 STREAM = matmul.STREAM   # calls timed back to back as one stream (GPU and cuBLAS alike): the GPU never waits for the CPU
-
-
-def stream(fn, calls: int = STREAM):
-    """A function that calls fn() `calls` times: time it, divide by `calls`."""
-    def calls_of_fn():
-        for _ in range(calls):
-            fn()
-    return calls_of_fn
 
 
 def torch_fp32():
@@ -95,15 +86,9 @@ def rung_sample(ctx, kernel, A, B, C, clock):
     return matmul.stream_sample(kernel, A, B, C, clock, matmul.streamed(ctx))
 
 
-def rung_timing(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> timing.Timing:
-    """A timing.Timing of one dispatch of `kernel` (C = A @ B, with its barrier): `repeat` streams of
-    matmul.streamed(ctx) back-to-back dispatches, each timed by `clock`, divided by the dispatches."""
-    return timing.measure(rung_sample(ctx, kernel, A, B, C, clock), repeat, warmup, clock=clock.source)
-
-
 def rung_seconds(ctx, kernel, A, B, C, clock, repeat: int, warmup: float | None = None) -> float:
-    """The median of rung_timing, in seconds."""
-    return rung_timing(ctx, kernel, A, B, C, clock, repeat, warmup).median
+    """The median seconds of one dispatch of `kernel`: `repeat` samples of rung_sample, after a warm-up."""
+    return timing.measure(rung_sample(ctx, kernel, A, B, C, clock), repeat, warmup, clock=clock.source).median
 
 
 def numpy_seconds(a, b, repeat: int) -> timing.Timing:
@@ -328,9 +313,10 @@ def configurations(rows: list[dict]) -> str | None:
                 by_defines.setdefault(tuple(sorted(row_defines(r).items())), (row_defines(r), []))[1].append(r["size"])
         for defines, sizes in by_defines.values():
             top = all(matmul.top_rung(n, n, n) == (impl + ".comp", defines) for n in sizes)
-            what = (f"{defines['BM']}×{defines['BN']} blocks" if {"BM", "BN"} <= defines.keys() else "")
-            listed = ", ".join(f"{k} {v}" for k, v in defines.items())
-            said.append(f"{impl} at {_sizes(sizes)} ran with {what + ' (' + listed + ')' if what else listed}"
+            what = matmul.block_words(defines)
+            settings = ", ".join(f"{k} {v}" for k, v in defines.items())
+            at = findings.listed(f"{n}³" for n in sizes)
+            said.append(f"{impl} at {at} ran with {what + ' (' + settings + ')' if what else settings}"
                         + (f", top_rung's choice at {'that size' if len(sizes) == 1 else 'those sizes'}" if top else ""))
     if not said:
         return None
@@ -363,11 +349,6 @@ def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
     return (f"At {n}³ the table timed {'this rung' if len(pairs) == 1 else 'these rungs'} again, in turn, per dispatch "
             f"the same way as the cells above: {bands} {gap[worst]:.2f}× apart ({worst}: {a.text()} above, "
             f"{b.text()} in the table).")
-
-
-def _sizes(sizes) -> str:
-    names = [f"{n}³" for n in sizes]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _fmt(value: float) -> str:

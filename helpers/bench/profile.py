@@ -19,6 +19,7 @@ are the same thing, apart from what the epoch adds (readbacks, the order upload)
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from contextlib import contextmanager
@@ -246,6 +247,19 @@ def share_text(part: float, whole: float) -> str:
     """part / whole as a whole percentage, with a space before the sign and never '-0 %'."""
     value = round(100 * part / whole)
     return f"{value + 0} %"
+
+
+def whole_percents(shares: dict) -> dict:
+    """Shares that add up to 1 as whole percents that add up to exactly 100 (largest remainder: each share
+    rounded down, then the points left over go to the largest remainders), so a reader who adds the printed
+    parts gets 100, which rounding each alone does not promise: 60.4 + 35.6 + 4.4 + 1.6 + 0.2 - 2.2 rounds to
+    60 + 36 + 4 + 2 + 0 - 2 = 100, but 20.5 + 20.5 + 59, each rounded alone (half to even), give
+    20 + 20 + 59 = 99."""
+    floors = {k: math.floor(100 * v) for k, v in shares.items()}
+    left = round(100 * sum(shares.values())) - sum(floors.values())
+    for k in sorted(shares, key=lambda k: 100 * shares[k] - floors[k], reverse=True)[:max(left, 0)]:
+        floors[k] += 1
+    return {k: v + 0 for k, v in floors.items()}
 
 
 def kernels_timing(profile: dict) -> timing.Timing:

@@ -24,7 +24,7 @@ from .. import check, gl, matmul, timing
 from . import matmul as bench_matmul
 
 SIZES, QUICK_SIZES = (1024, 2048, 4096), (64, 128)
-STREAM, REPEAT, WARMUP = 10, 15, 1.0
+STREAM, REPEAT, WARMUP = matmul.STREAM, 15, 1.0   # STREAM on llvmpipe too: --quick checks the same code path
 CHECK_SHAPES = ((131, 260, 68), (67, 37, 70), (256, 96, 128), (200, 128, 260))   # (M, K, N)
 
 M9, M8 = "matmul_9_interior.comp", matmul.SPLITK
@@ -91,12 +91,7 @@ def sweep(ctx, quick: bool = False) -> list[dict]:
             if not check.rel_error(C.read(), ref) < 1e-5:
                 raise RuntimeError(f"{name} does not match NumPy at {n}³")
 
-        def sample_of(kernel):
-            def stream():
-                for _ in range(STREAM):
-                    matmul.run(kernel, A, B, C)
-            return lambda: clock.kernel(stream) / STREAM
-        samples = {name: sample_of(k) for name, k in here.items()}
+        samples = {name: matmul.stream_sample(k, A, B, C, clock, STREAM) for name, k in here.items()}
         cublas = None if quick else bench_matmul.cublas_sample(n, STREAM)
         if cublas is not None:
             samples["cuBLAS fp32 (torch, TF32 off)"] = cublas

@@ -24,7 +24,7 @@ import numpy as np
 from .. import data, gl, reference, timing
 from ..gpu_mlp import STEP, GPUTrainer
 from ..mlp import PARAM_NAMES
-from .profile import profile_step
+from .profile import profile_step, whole_percents
 
 BATCH, LR, SEED = 128, 0.3, 0
 
@@ -262,14 +262,13 @@ if __name__ == "__main__":
 def unaccounted_sentence(parts: dict) -> str:
     """What a negative 'unaccounted' part of profile.epoch_account's epoch means, in words: the parts measured
     apart add up to more than the epoch, by how much (ms, as epoch_bars prints it, and in percent of the
-    epoch, as limits.epoch_shares rounds it). "" where the rest is zero or above (the notebook's markdown says
+    epoch, as profile.whole_percents rounds it for limits.epoch_shares). "" where the rest is zero or above (the notebook's markdown says
     what a positive rest is)."""
     rest, epoch = parts["unaccounted"], sum(parts.values())
     if rest >= 0:
         return ""
     ms = 1e3 * -rest
     figure = f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2g} ms"
-    from .limits import whole_percents    # here: limits imports fused, which imports this module
     share = -whole_percents({k: v / epoch for k, v in parts.items()})["unaccounted"]   # as epoch_shares prints it
     return (f"The parts measured apart add up to more than the epoch, by {figure} ({share} % "
             "of it), so the unaccounted rest is below zero: within the epoch some parts overlap (a readback is "
