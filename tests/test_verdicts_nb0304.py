@@ -488,6 +488,15 @@ def test_loads_sentence_names_the_configuration_it_is_given():
     from helpers.bench import matmul as bench_matmul
     said = bench_matmul.loads_sentence(dict(_limit(0.90), label="matmul_9_interior with 64×64 blocks"))
     assert "; matmul_9_interior with 64×64 blocks reaches 90%" in said
+    assert said.endswith("its own changes, the layout it runs with here among them, gain more than the loads cost.")
+
+
+def test_loads_sentence_names_the_layout_only_where_it_is_not_the_files():
+    from helpers.bench import matmul as bench_matmul
+    g = _limit(0.90)
+    for label in (None, g["best"]):
+        said = bench_matmul.loads_sentence(dict(g, label=label))
+        assert said.endswith(": its own changes gain more than the loads cost.")
 
 
 @pytest.mark.parametrize("above, words", [(150e-6, "the two 20–80 % bands overlap"),

@@ -214,3 +214,21 @@ def test_epoch_sum_text_either_side_of_zero(unaccounted, words):
     text = _profile.epoch_sum_text(T(10_400), 469, T(23), unaccounted)
     assert words in text and "469 steps of 23 µs" in text and text.startswith("The epoch takes 10.4 ms")
     assert ("below zero" in text) == (unaccounted < 0) and "-" not in text.split("overrun")[-1]
+
+
+@pytest.mark.parametrize("floor_ms, words", [
+    (7.44, ": the floor is 1.06× the count; an epoch's empty dispatches, timed whole"),
+    (7.02, ": the two agree to within 1 %."),
+    (6.50, ": the floor is 1.08× below the count;")])
+def test_floor_against_estimate_on_each_side_of_the_count(floor_ms, words):
+    said = _profile.floor_against_estimate(T(floor_ms * 1e3), 469, 6, 2.5e-6, "GPU timer query")
+    assert said.startswith("Counted from one empty dispatch timed by GPU timer query, 469 steps × 6 × 2.5 µs = "
+                           "7.04 ms of fixed cost; the floor, an epoch of the same empty dispatches timed by wall "
+                           "clock, is ")
+    assert words in said
+
+
+def test_floor_against_estimate_names_what_it_counts():
+    said = _profile.floor_against_estimate(T(7440), 469, 6, 2.5e-6, "GPU timer query", "notebook 05's trainer")
+    assert said.startswith("Notebook 05's trainer: counted from one empty dispatch timed by GPU timer query, 469 "
+                           "steps × 6 × 2.5 µs")

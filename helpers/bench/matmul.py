@@ -458,7 +458,8 @@ def loads_sentence(g: dict) -> str:
     """One of against_cublas's dicts as a sentence: what matmul_6 would reach without its global loads, what
     the fastest rung reaches, and how much of the loads' cost it wins back; where the fastest rung goes
     beyond matmul_6 without any loads (won_back above 100 %, judged on the printed percentages), it says that
-    instead: a rung cannot win back more than a cost, its own changes gain more than the loads cost. None
+    instead: a rung cannot win back more than a cost, its own changes gain more than the loads cost (the
+    layout it runs with among them, where g["label"] names #defines other than its file's). None
     where the dict has no matmul_6 or no NO_LOADS row."""
     if g["won_back"] is None:
         return None
@@ -469,8 +470,10 @@ def loads_sentence(g: dict) -> str:
     if g["without_loads"] <= g["matmul_6"]:
         return f"{head}: removing them gains nothing here; {best} reaches {pct(g['share'])}%."
     if pct(g["share"]) > pct(g["without_loads"]):
+        other = g.get("label") not in (None, g["best"], _short(g["best"]))   # not its file's #defines
+        changes = "its own changes, the layout it runs with here among them," if other else "its own changes"
         return (f"{head}; {best} reaches {pct(g['share'])}%, beyond what removing matmul_6's loads alone gives: "
-                f"its own changes gain more than the loads cost.")
+                f"{changes} gain more than the loads cost.")
     if pct(g["share"]) == pct(g["without_loads"]):
         return f"{head}; {best} reaches {pct(g['share'])}% too, as much as removing matmul_6's loads gives."
     return f"{head}; {best} reaches {pct(g['share'])}%, winning back {pct(g['won_back'])}% of the loads' cost."

@@ -379,6 +379,27 @@ def epoch_sum_text(epoch: timing.Timing, steps: int, step: timing.Timing, unacco
     return f"{head}, and they leave {seconds_text(unaccounted)} of the epoch's median unaccounted."
 
 
+def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, empty: float, clock: str,
+                           what: str = "") -> str:
+    """An epoch's fixed cost twice, side by side: counted (steps x dispatches x one empty dispatch with its
+    barrier, timed by `clock` in a stream of copies) and measured (the floor: an epoch of the same empty
+    dispatches, wall clock), with the ratio of the two. No verdict: two ways of measuring one cost. `what` (e.g. "the fused trainer") leads the sentence."""
+    estimate = steps * dispatches * empty
+    lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
+    head = (f"{lead} from one empty dispatch timed by {clock}, {steps} steps × {dispatches} × {seconds_text(empty)} = "
+            f"{seconds_text(estimate)} of fixed cost; the floor, an epoch of the same empty dispatches timed by wall "
+            f"clock, is {floor.text()}")
+    ratio = floor.median / estimate
+    if round(ratio, 2) == 1:
+        return f"{head}: the two agree to within 1 %."
+    if ratio > 1:
+        return (f"{head}: the floor is {ratio:.2f}× the count; an epoch's empty dispatches, timed whole with "
+                "Python's issue of every call and the wait for the last, cost more than copies of one timed in a "
+                "stream, here.")
+    return (f"{head}: the floor is {1 / ratio:.2f}× below the count; an epoch's empty dispatches cost less "
+            "than copies of one timed in a stream, here.")
+
+
 def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
     """One epoch in seconds, from profile_step's profile: upload (the order), kernel (each kernel's work
     beyond an empty dispatch's cost, every step), readback (one per check), and dispatch: the rest of the
