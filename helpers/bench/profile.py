@@ -383,7 +383,8 @@ def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, em
                            what: str = "") -> str:
     """An epoch's fixed cost twice, side by side: counted (steps x dispatches x one empty dispatch with its
     barrier, timed by `clock` in a stream of copies) and measured (the floor: an epoch of the same empty
-    dispatches, wall clock), with the ratio of the two. No verdict: two ways of measuring one cost. `what` (e.g. "the fused trainer") leads the sentence."""
+    dispatches, wall clock), with the ratio of the two. No verdict: two ways of measuring one cost. `what`
+    (e.g. "the fused trainer") leads the sentence."""
     estimate = steps * dispatches * empty
     lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
     head = (f"{lead} from one empty dispatch timed by {clock}, {steps} steps × {dispatches} × {seconds_text(empty)} = "
