@@ -130,7 +130,8 @@ def time_one_sample(fwd: Forward, X, clock: timing.Clock, repeat: int = 1000,
     (fwd.read: GPU copy to staging, then read), total (their sum),
     and predict() (the plain `fwd.predict` call). `clock` (a GPU timer query where trustworthy): kernel,
     the two dispatches issued once more after the round's read, on their own in the timed region. Every
-    phase of a round is taken in turn, so drift falls on all alike. Rounds run untimed for `warmup` seconds first (timing.warm_up; default: timing's warm-up).
+    phase of a round is taken in turn, so drift falls on all alike. Rounds run untimed for `warmup` seconds
+    first (timing.warm_up; default: timing's warm-up).
     Returns the samples of every phase (phases.timing(name) is a timing.Timing).
     """
     phases = timing.Phases()
@@ -167,4 +168,3 @@ def allocating_verdict(allocating: timing.Timing, staged: timing.Timing) -> timi
            timing.B_FASTER: ": allocating and mapping on every call cost more than the staging copies",
            timing.SAME: ": for one sample neither way is faster here"}[v.outcome]
     return timing.Verdict(f"{v}{why}.", v.outcome)
-

@@ -407,7 +407,7 @@ def share_shift(before: tuple, after: tuple, names: tuple = ("notebook 05's epoc
     so it rises exactly when F / W falls: when F changed by a smaller factor than W (fell by a larger
     fraction), whichever way each moved. The words say that, in relative terms, and nothing about which
     fell by more microseconds (fusion_segments says that)."""
-    text = lambda s: share_band_text(*s)                                                  # noqa: E731
+    text = lambda s: share_band_text(*s)                                             # noqa: E731
     both = f"from {text(before)} of {names[0]} to {text(after)} of {names[1]}"
     if after[1] > before[2]:
         return timing.Verdict(f"Fusion raised the kernels' share of the epoch {both}: relative to the kernels' own "

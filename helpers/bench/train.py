@@ -262,8 +262,8 @@ if __name__ == "__main__":
 def unaccounted_sentence(parts: dict) -> str:
     """What a negative 'unaccounted' part of profile.epoch_account's epoch means, in words: the parts measured
     apart add up to more than the epoch, by how much (ms, as epoch_bars prints it, and in percent of the
-    epoch, as profile.whole_percents rounds it for limits.epoch_shares). "" where the rest is zero or above (the notebook's markdown says
-    what a positive rest is)."""
+    epoch, as profile.whole_percents rounds it for limits.epoch_shares). "" where the rest is zero or above
+    (the notebook's markdown says what a positive rest is)."""
     rest, epoch = parts["unaccounted"], sum(parts.values())
     if rest >= 0:
         return ""
