@@ -232,3 +232,8 @@ def test_floor_against_estimate_names_what_it_counts():
     said = _profile.floor_against_estimate(T(7440), 469, 6, 2.5e-6, "GPU timer query", "notebook 05's trainer")
     assert said.startswith("Notebook 05's trainer: counted from one empty dispatch timed by GPU timer query, 469 "
                            "steps × 6 × 2.5 µs")
+
+
+def test_floor_against_estimate_multiplies_the_printed_empty_dispatch():
+    said = _profile.floor_against_estimate(T(7430), 469, 6, 2.6375e-6, "GPU timer query")
+    assert "469 steps × 6 × 2.64 µs = 7.43 ms of fixed cost" in said    # 469 × 6 × 2.6375 µs would print 7.42 ms
