@@ -237,3 +237,8 @@ def test_floor_against_estimate_names_what_it_counts():
 def test_floor_against_estimate_multiplies_the_printed_empty_dispatch():
     said = _profile.floor_against_estimate(T(7430), 469, 6, 2.6375e-6, "GPU timer query")
     assert "469 steps × 6 × 2.64 µs = 7.43 ms of fixed cost" in said    # 469 × 6 × 2.6375 µs would print 7.42 ms
+
+
+@pytest.mark.parametrize("seconds, back", [(2.6375e-6, 2.64e-6), (999.7e-6, 1e-3), (7.4249e-3, 7.42e-3)])
+def test_printed_seconds_reads_back_what_seconds_text_prints(seconds, back):
+    assert _profile.printed_seconds(seconds) == pytest.approx(back, rel=1e-12)

@@ -89,7 +89,7 @@ def make_trainer(ctx, recipe: dict, images, labels, seed: int, quick: bool):
 def plan_epochs(ctx, recipe: dict, images, labels, seconds: float, quick: bool) -> tuple[int, float]:
     """(epochs that fit in `seconds`, measured seconds an epoch) from a throwaway trainer."""
     probe = make_trainer(ctx, recipe, images, labels, seed=12345, quick=quick)
-    per_epoch = timing.measure(epoch_sampler(probe), repeat=2).median   # after a warm-up by time
+    per_epoch = round(timing.measure(epoch_sampler(probe), repeat=2).median, 4)   # after a warm-up; as printed (0.1 ms)
     probe.release()
     return max(1, int(SAFETY * seconds / per_epoch)), per_epoch
 
@@ -193,26 +193,27 @@ def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: f
                   steps: int | None = None) -> timing.Verdict:
     """What dropout and max-norm add to an epoch: the regularised and the plain epoch (Timings measured
     interleaved), the dropout shaders' extra kernel seconds a step against the plain pair, and the max-norm
-    dispatch's seconds a step; given the epoch's `steps`, those per-step figures over an epoch against the
-    epochs' difference, and why they can add up to more (each kernel timed alone holds its own drain, which
-    steps in a stream overlap). Outcome: COSTS_MORE or COSTS_LESS when the epochs differ beyond the noise
-    (timing.compare), timing.SAME otherwise."""
+    dispatch's seconds a step; given the epoch's `steps` and an epoch that costs more, those per-step figures
+    over an epoch beside the epochs' difference, both from the figures as printed, and where the first is the
+    larger, that the kernels were timed apart from these epochs. Outcome: COSTS_MORE or COSTS_LESS when the
+    epochs differ beyond the noise (timing.compare), timing.SAME otherwise."""
     outcome = {timing.B_FASTER: COSTS_MORE, timing.A_FASTER: COSTS_LESS}.get(timing.compare(regularised, plain), timing.SAME)
     extra = regularised.median / plain.median - 1
     more = "more" if dropout_s >= 0 else "less"
-    head = (f"With dropout and max-norm an epoch took {regularised.text()} against {plain.text()} without "
+    head = (f"With dropout and max-norm an epoch took {regularised.text('ms')} against {plain.text('ms')} without "
             f"({100 * extra:+.0f} %")
     head += ")" if outcome != timing.SAME else f", {timing.the_same(regularised, plain)})"
     said = (f"{head}: per step the dropout shaders take {1e6 * abs(dropout_s):.1f} µs {more} than the "
             f"plain pair, and the max-norm dispatch {1e6 * maxnorm_s:.1f} µs")
-    if steps:
-        per_epoch = steps * (round(1e6 * dropout_s, 1) + round(1e6 * maxnorm_s, 1)) * 1e-6   # from the printed figures
-        gap = regularised.median - plain.median
-        said += (f"; over an epoch's {steps} steps that is {profile.seconds_text(per_epoch)} against the epochs' "
-                 f"difference of {profile.seconds_text(gap)}")
-        if per_epoch > gap:
-            said += (": each kernel timed alone holds its own drain (its last work groups finishing while the GPU "
-                     "waits), which steps in a stream overlap")
+    if steps and outcome == COSTS_MORE:
+        (with_ms, d_with), (without_ms, d_without) = (timing.printed_median(t, "ms") for t in (regularised, plain))
+        digits = min(d_with, d_without)                      # the coarser of the two printed figures
+        gap_ms = round(with_ms - without_ms, digits)
+        total = steps * (round(1e6 * dropout_s, 1) + round(1e6 * maxnorm_s, 1)) * 1e-6   # the printed µs, summed
+        said += (f"; over an epoch's {steps:,} steps those figures come to {profile.seconds_text(total)} against the "
+                 f"epochs' difference of {gap_ms:.{digits}f} ms")
+        if 1e3 * profile.printed_seconds(total) > gap_ms:
+            said += " (the kernels were timed in streams of their own copies, not inside these epochs)"
     return timing.Verdict(said, outcome)
 
 

@@ -394,10 +394,11 @@ def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, em
     (e.g. "the fused trainer") leads the sentence."""
     estimate = steps * dispatches * printed_seconds(empty)   # the product of the printed figures
     lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
-    head = (f"{lead} from one empty dispatch timed by {clock}, {steps} steps × {dispatches} × {seconds_text(empty)} = "
+    head = (f"{lead} from one empty dispatch timed by {clock}, {steps:,} steps × {dispatches} × {seconds_text(empty)} = "
             f"{seconds_text(estimate)} of fixed cost; the floor, an epoch of the same empty dispatches timed by wall "
             f"clock, is {floor.text()}")
-    ratio = floor.median / estimate
+    value, unit = floor.text().split()[:2]                   # the floor's median as printed
+    ratio = float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit] / estimate
     if round(ratio, 2) == 1:
         return f"{head}: the two agree to within 1 %."
     if ratio > 1:
