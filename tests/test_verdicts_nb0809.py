@@ -242,3 +242,8 @@ def test_floor_against_estimate_multiplies_the_printed_empty_dispatch():
 @pytest.mark.parametrize("seconds, back", [(2.6375e-6, 2.64e-6), (999.7e-6, 1e-3), (7.4249e-3, 7.42e-3)])
 def test_printed_seconds_reads_back_what_seconds_text_prints(seconds, back):
     assert _profile.printed_seconds(seconds) == pytest.approx(back, rel=1e-12)
+
+
+def test_fixed_cost_is_the_product_of_its_printed_factors():
+    seconds, text = _profile.fixed_cost(469, 6, 2.6375e-6)
+    assert text == "469 steps × 6 × 2.64 µs = 7.43 ms" and seconds == pytest.approx(469 * 6 * 2.64e-6)
