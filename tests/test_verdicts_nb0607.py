@@ -497,3 +497,22 @@ def test_recipe_text_has_no_repr():
 def test_goal_sentence_puts_the_unit_after_the_spread():
     v = bench_dropout.goal_sentence(98.93, 0.04, 98.9, goal=98.8, highest=98.97)
     assert "98.93 ± 0.04 % (lowest seed 98.90 %" in v
+
+
+@pytest.mark.parametrize("regularised, plain, words", [
+    (67.3, 52.5, "; over an epoch's 469 steps those figures come to 17.5 ms against the epochs' difference of "
+                 "14.8 ms (the kernels were timed in streams of their own copies, not inside these epochs)"),
+    (69.9, 52.4, "; over an epoch's 469 steps those figures come to 17.5 ms against the epochs' difference of "
+                 "17.5 ms"),                                  # equal as printed: nothing to explain
+    (72.5, 52.5, "; over an epoch's 469 steps those figures come to 17.5 ms against the epochs' difference of "
+                 "20.0 ms")])
+def test_cost_sentence_sets_the_steps_beside_the_epochs_difference(regularised, plain, words):
+    v = bench_dropout.cost_sentence(T(regularised), T(plain), 30.4e-6, 6.9e-6, steps=469)   # 469 × 37.3 µs
+    assert v.outcome == bench_dropout.COSTS_MORE and words in v
+    assert ("copies" in v) == (regularised < 69)             # only where the printed sum is the larger
+
+
+@pytest.mark.parametrize("regularised", [53.0, 49.0])         # the same, and cheaper: no epoch clause
+def test_cost_sentence_sets_no_epoch_figure_unless_the_epoch_costs_more(regularised):
+    v = bench_dropout.cost_sentence(T(regularised), T(52.5), -1.5e-6, 6.9e-6, steps=469)
+    assert v.outcome != bench_dropout.COSTS_MORE and "over an epoch" not in v

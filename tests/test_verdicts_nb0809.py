@@ -232,3 +232,18 @@ def test_floor_against_estimate_names_what_it_counts():
     said = _profile.floor_against_estimate(T(7440), 469, 6, 2.5e-6, "GPU timer query", "notebook 05's trainer")
     assert said.startswith("Notebook 05's trainer: counted from one empty dispatch timed by GPU timer query, 469 "
                            "steps × 6 × 2.5 µs")
+
+
+def test_floor_against_estimate_multiplies_the_printed_empty_dispatch():
+    said = _profile.floor_against_estimate(T(7430), 469, 6, 2.6375e-6, "GPU timer query")
+    assert "469 steps × 6 × 2.64 µs = 7.43 ms of fixed cost" in said    # 469 × 6 × 2.6375 µs would print 7.42 ms
+
+
+@pytest.mark.parametrize("seconds, back", [(2.6375e-6, 2.64e-6), (999.7e-6, 1e-3), (7.4249e-3, 7.42e-3)])
+def test_printed_seconds_reads_back_what_seconds_text_prints(seconds, back):
+    assert _profile.printed_seconds(seconds) == pytest.approx(back, rel=1e-12)
+
+
+def test_fixed_cost_is_the_product_of_its_printed_factors():
+    seconds, text = _profile.fixed_cost(469, 6, 2.6375e-6)
+    assert text == "469 steps × 6 × 2.64 µs = 7.43 ms" and seconds == pytest.approx(469 * 6 * 2.64e-6)

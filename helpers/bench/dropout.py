@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 from .. import data, findings, fused_mlp, gl, mode, reference, timing
+from . import profile
 from .__main__ import device_record
 from .fused import epoch_sampler
 
@@ -88,7 +89,7 @@ def make_trainer(ctx, recipe: dict, images, labels, seed: int, quick: bool):
 def plan_epochs(ctx, recipe: dict, images, labels, seconds: float, quick: bool) -> tuple[int, float]:
     """(epochs that fit in `seconds`, measured seconds an epoch) from a throwaway trainer."""
     probe = make_trainer(ctx, recipe, images, labels, seed=12345, quick=quick)
-    per_epoch = timing.measure(epoch_sampler(probe), repeat=2).median   # after a warm-up by time
+    per_epoch = round(timing.measure(epoch_sampler(probe), repeat=2).median, 4)   # after a warm-up; as printed (0.1 ms)
     probe.release()
     return max(1, int(SAFETY * seconds / per_epoch)), per_epoch
 
@@ -188,19 +189,32 @@ def budget_sentence(longest: float, budget: float = BUDGET) -> timing.Verdict:
 COSTS_MORE, COSTS_LESS = "costs more", "costs less"
 
 
-def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: float, maxnorm_s: float) -> timing.Verdict:
+def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: float, maxnorm_s: float,
+                  steps: int | None = None) -> timing.Verdict:
     """What dropout and max-norm add to an epoch: the regularised and the plain epoch (Timings measured
     interleaved), the dropout shaders' extra kernel seconds a step against the plain pair, and the max-norm
-    dispatch's seconds a step. Outcome: COSTS_MORE or COSTS_LESS when the epochs differ beyond the noise
-    (timing.compare), timing.SAME otherwise."""
+    dispatch's seconds a step; given the epoch's `steps` and an epoch that costs more, those per-step figures
+    over an epoch beside the epochs' difference, both from the figures as printed, and where the first is the
+    larger, that the kernels were timed apart from these epochs. Outcome: COSTS_MORE or COSTS_LESS when the
+    epochs differ beyond the noise (timing.compare), timing.SAME otherwise."""
     outcome = {timing.B_FASTER: COSTS_MORE, timing.A_FASTER: COSTS_LESS}.get(timing.compare(regularised, plain), timing.SAME)
     extra = regularised.median / plain.median - 1
     more = "more" if dropout_s >= 0 else "less"
-    head = (f"With dropout and max-norm an epoch took {regularised.text()} against {plain.text()} without "
+    head = (f"With dropout and max-norm an epoch took {regularised.text('ms')} against {plain.text('ms')} without "
             f"({100 * extra:+.0f} %")
     head += ")" if outcome != timing.SAME else f", {timing.the_same(regularised, plain)})"
-    return timing.Verdict(f"{head}: per step the dropout shaders take {1e6 * abs(dropout_s):.1f} µs {more} than the "
-                          f"plain pair, and the max-norm dispatch {1e6 * maxnorm_s:.1f} µs", outcome)
+    said = (f"{head}: per step the dropout shaders take {1e6 * abs(dropout_s):.1f} µs {more} than the "
+            f"plain pair, and the max-norm dispatch {1e6 * maxnorm_s:.1f} µs")
+    if steps and outcome == COSTS_MORE:
+        (with_ms, d_with), (without_ms, d_without) = (timing.printed_median(t, "ms") for t in (regularised, plain))
+        digits = min(d_with, d_without)                      # the coarser of the two printed figures
+        gap_ms = round(with_ms - without_ms, digits)
+        total = steps * (round(1e6 * dropout_s, 1) + round(1e6 * maxnorm_s, 1)) * 1e-6   # the printed µs, summed
+        said += (f"; over an epoch's {steps:,} steps those figures come to {profile.seconds_text(total)} against the "
+                 f"epochs' difference of {gap_ms:.{digits}f} ms")
+        if 1e3 * profile.printed_seconds(total) > gap_ms:
+            said += " (the kernels were timed in streams of their own copies, not inside these epochs)"
+    return timing.Verdict(said, outcome)
 
 
 CLEAR_BEST, WITHIN_NOISE = "clear best", "same within noise"
@@ -281,8 +295,9 @@ def final(ctx, name: str, seeds, seconds: float, quick: bool, live_factory=None)
     X_train, y_train, X_test, y_test = _data(quick)
     recipe = RECIPES[name]
     epochs, per_epoch = plan_epochs(ctx, recipe, X_train, y_train, seconds, quick)
-    print(f"final: {name} on all {len(y_train)} training images, {epochs} epochs planned "
-          f"({1e3 * per_epoch:.1f} ms an epoch measured, budget {seconds:g} s), test once per seed")
+    print(f"final: {name} on all {len(y_train):,} training images, {epochs} epochs planned "
+          f"({100 * SAFETY:.0f} % of the {seconds:g} s budget ÷ {1e3 * per_epoch:.1f} ms an epoch measured), "
+          "test once per seed")
     runs = []
     for seed in seeds:
         live = live_factory(seed) if live_factory else None

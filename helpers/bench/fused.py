@@ -464,7 +464,7 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     phases = profile.epoch_phases(trainer, prof, epoch.median)
     empty = prof["empty"]
     above = [t for t in prof["kernel"].values() if t > empty]
-    kernel = max(_as_printed(sum(above)) - len(above) * _as_printed(empty), 0.0) * trainer.steps_per_epoch
+    kernel = max(profile.printed_seconds(sum(above)) - len(above) * profile.printed_seconds(empty), 0.0) * trainer.steps_per_epoch
     rest = phases["readback"] + phases["upload"]
     total = max(epoch.median, kernel + rest)               # the epoch's median, unless the parts overrun it
     share = kernel / total
@@ -480,12 +480,6 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
         figures += (f"; the epoch's parts add up to {profile.seconds_text(total)}, more than its median, and the "
                     "share is of that")
     return f"{words} ({figures})", (share, low, high)
-
-
-def _as_printed(seconds: float) -> float:
-    """Seconds as profile.seconds_text prints them (three significant digits), back in seconds."""
-    value, unit = profile.seconds_text(seconds).split()
-    return float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit]
 
 
 def row_timing(row: dict) -> timing.Timing:
