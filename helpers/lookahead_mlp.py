@@ -35,6 +35,18 @@ BINDINGS = {"images": 0, "labels": 1, "order": 2, "weights": 3, "gram": 4, "dZ1"
 ALL_ROLES = 7   # the shader's `roles`: chain, W1 and Q groups (fewer only to time one kind alone)
 
 
+SHARED_LIMIT = 32 * 1024   # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3, where a driver does not say
+
+
+def shared_bytes(defines: dict) -> int:
+    """Bytes of shared memory a work group of SHADER uses with these defines: its seven shared arrays, each
+    rounded up to 16 bytes as a driver lays them out (a define left out takes the file's default)."""
+    source = gl.shader_path(SHADER).read_text()
+    rc, b, h, c = (int(defines[k]) if k in defines else int(gl.define(source, k)) for k in ("RC", "B_PAD", "HIDDEN", "N_OUT"))
+    floats = (rc * b, rc, rc * h, (h + 1) * c, 3 * rc * c, 4 * 1024, b)   # g4_s y_s z_s w2_s logit_s tile row_start
+    return sum(-(-4 * n // 16) * 16 for n in floats)
+
+
 class LookaheadMLP(Trainer):
     """784-H-10 SGD training with train_2_lookahead.comp, one dispatch a step (module docstring); the API is
     mlp.Trainer's. H must be a multiple of 4; defines override the shader's tunables (RC, S)."""
@@ -55,6 +67,12 @@ class LookaheadMLP(Trainer):
         self.B_PAD = -(-self.batch_size // 32) * 32   # the shader's batch rows: a multiple of its 32-row tiles
         sizes = dict(N_IN=self.K, HIDDEN=self.H, B_PAD=self.B_PAD)
         self.defines = dict(sizes, **(defines or {}))
+        need, limit = shared_bytes(self.defines), gl.max_shared_memory(ctx) or SHARED_LIMIT
+        if need > limit:   # refused before the compiler sees it: a driver may take minutes to fail
+            raise ValueError(f"{SHADER} keeps [W2; b2] and {self.defines.get('RC', 'RC')} rows of the hidden layer "
+                             f"in shared memory: at {self.K}-{self.H}-{N_OUT} a work group needs {need:,} bytes, "
+                             f"over the {limit:,} this OpenGL gives one. Fix: a smaller H (or RC), or "
+                             f"fused_mlp.FusedMLP, which trains any width")
         self.kernel = gl.Kernel(ctx, SHADER, self.defines)
         self.gram = gl.Kernel(ctx, GRAM, dict(N_IN=self.K, B_PAD=self.B_PAD))
         self.predictor = gl.Kernel(ctx, PREDICT, dict(MAX_IN=self.K, MAX_H=self.H, VEC4=1, S=1))

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from helpers import check, gl, reference
+from helpers import lookahead_mlp
 from helpers.lookahead_mlp import LookaheadMLP
 
 RTOL = 1e-5
@@ -105,3 +106,25 @@ def test_bad_nets_and_optimizers_are_refused(ctx):
     with pytest.raises(TypeError, match="SGD"):
         LookaheadMLP(ctx, reference.init_params(784, 128, 10, seed=0), images, labels,
                      optimizer=reference.Momentum(0.1, 0.9))
+
+
+def widest_that_fits(limit: int) -> int:
+    return max(h for h in range(4, 4096, 4) if lookahead_mlp.shared_bytes(dict(HIDDEN=h)) <= limit)
+
+
+@pytest.mark.parametrize("wide", ["800", "just over the limit"])
+def test_a_net_too_wide_for_shared_memory_is_refused_before_compiling(ctx, wide, monkeypatch):
+    limit = gl.max_shared_memory(ctx) or lookahead_mlp.SHARED_LIMIT
+    hidden = 800 if wide == "800" else widest_that_fits(limit) + 4
+    need = lookahead_mlp.shared_bytes(dict(HIDDEN=hidden))
+    assert need > limit
+    images, labels, _ = make_data(64, 784)
+    monkeypatch.setattr(gl, "compile_shader", lambda *a, **k: pytest.fail("compiled a shader it should refuse"))
+    with pytest.raises(ValueError, match=f"needs {need:,} bytes, over the {limit:,}"):
+        LookaheadMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels)
+
+
+def test_the_widest_net_that_fits_shared_memory_builds(ctx):
+    hidden = widest_that_fits(gl.max_shared_memory(ctx) or lookahead_mlp.SHARED_LIMIT)
+    images, labels, _ = make_data(64, 784)
+    LookaheadMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels).release()
