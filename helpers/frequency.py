@@ -93,13 +93,28 @@ class FrequencyLog:
     def _median(self, column: int, windows) -> float | None:
         """The median of every sample, or, given windows, the median of each window's median: each window (an
         epoch) counts once however many samples it holds, so a long first epoch at a high clock does not
-        outvote shorter ones after the clock fell. Windows with no sample are left out."""
+        outvote shorter ones after the clock fell. A window shorter than the sampling interval may hold no
+        sample: it takes the sample nearest its middle, if that lies within one interval of the window
+        (otherwise it is left out). Leaving such windows out would count only the epochs that happened to
+        hold a sample, and long, slow epochs hold one more often than short, fast ones."""
         if windows is None:
             values = [sample[column] for sample in self.samples]
         else:
-            per_window = ([s[column] for s in self.inside([window])] for window in windows)
-            values = [statistics.median(v) for v in per_window if v]
+            values = [v for v in (self._window_value(column, window) for window in windows) if v is not None]
         return statistics.median(values) if values else None
+
+    def _window_value(self, column: int, window) -> float | None:
+        """A window's median sample, or the sample nearest its middle within one interval of it, or None."""
+        inside = [s[column] for s in self.inside([window])]
+        if inside:
+            return statistics.median(inside)
+        start, end = window
+        reach = self.interval_ms / 1000
+        near = [s for s in self.samples if start - reach <= s[0] <= end + reach]
+        if not near:
+            return None
+        middle = (start + end) / 2
+        return min(near, key=lambda s: (abs(s[0] - middle), s[0]))[column]
 
 
 def account(loop, steady, clock_ratio: float | None, margin: float = 0.15) -> str:

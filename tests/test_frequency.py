@@ -58,6 +58,21 @@ def test_each_window_counts_once_however_many_samples_it_holds():
     assert log.median_mhz() == 1980.0 and log.median_busy(epochs) == 50.0
 
 
+def test_a_window_between_samples_takes_the_nearest_within_one_interval():
+    """Epochs shorter than the 50 ms sampling interval: six at 1980 MHz, most holding no sample, then four
+    longer ones after the clock fell. Leaving the empty windows out would give the fallen clock; taking each
+    one's nearest sample gives the clock most epochs ran at."""
+    log = FrequencyLog(command="no-such-gpu-tool")
+    log.samples = [(0.05 * i, 1980.0, 90.0) for i in range(1, 4)] + [(0.05 * i, 600.0, 30.0) for i in range(4, 9)]
+    fast = [(0.01 + 0.025 * i, 0.03 + 0.025 * i) for i in range(6)]     # 20 ms each, 0.01 .. 0.155 s
+    slow = [(0.16 + 0.06 * i, 0.21 + 0.06 * i) for i in range(4)]       # 50 ms each, after the fall
+    assert sum(1 for w in fast if log.inside([w])) < len(fast)           # some fast epochs hold no sample
+    assert log.median_mhz(fast + slow) == 1980.0
+    assert log.median_mhz(slow) == 600.0
+    far = (5.0, 5.01)                                                    # nothing within 50 ms: left out
+    assert log.median_mhz([far]) is None and log.median_mhz([far] + slow) == 600.0
+
+
 def test_the_sampler_stops_with_its_block(fake_smi):
     with FrequencyLog(command=fake_smi) as log:
         process = log._process
