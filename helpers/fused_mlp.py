@@ -491,17 +491,18 @@ def loop_epochs(loops: dict, backs: dict) -> str:
 
 def fastest_loop_epoch(loop: timing.Timing, back: timing.Timing, margin: float = 0.15) -> str:
     """The sentence loop_slowdown adds about the loop's fastest epoch when most of them were slower: its time and
-    its ratio to the back-to-back median, 'beat the back-to-back median' where it took less than four in
-    five back-to-back epochs (below their 20th percentile, so below their median too), 'about as fast as
+    its ratio to the back-to-back median, 'took less than four in five back-to-back epochs' where it lies below
+    their 20th percentile (one epoch set against their distribution, not against their median), 'about as fast as
     back-to-back ones' where it lies within `margin` above their 80th percentile (timing.typical_above),
     nothing ("") where it took longer."""
     quickest = min(loop.samples)
     if timing.typical_above(timing.Timing((quickest,)), back, margin):
         return ""
     head = f"Its fastest epoch, {1e3 * quickest:.3g} ms, "
+    ratio = float(f"{1e3 * quickest:.3g}") / 1e3 / timing.shown(back)   # of the figures as printed
     if quickest < back.low:
-        return head + f"beat the back-to-back median, at {quickest / back.median:.2f}× it"
-    return head + (f"was about as fast as back-to-back ones, at {quickest / back.median:.2f}× their median "
+        return head + f"took less than four in five back-to-back epochs, at {ratio:.2f}× their median"
+    return head + (f"was about as fast as back-to-back ones, at {ratio:.2f}× their median "
                    f"(within the {100 * margin:.3g} % we call the same)")
 
 

@@ -223,3 +223,19 @@ def test_twice_never_reads_one_times_apart():
 def _t(median, spread=0.02):
     """A made-up Timing: samples around `median`, the 20–80 % band about ±spread of it."""
     return Timing(tuple(median * (1 + spread * k) for k in (-2, -1, 0, 1, 2)))
+
+
+def test_ratios_are_those_of_the_printed_medians():
+    """139 µs against 25.5 µs as printed: a reader divides and gets 5.45, so 5.5×, where the unrounded medians
+    (138.6 and 25.54 µs) would give 5.4×. Likewise for 'apart' and for twice()."""
+    fast = timing.Timing((25.3e-6, 25.54e-6, 25.8e-6), timing.WALL)
+    slow = timing.Timing((137e-6, 138.6e-6, 140e-6), timing.WALL)
+    assert fast.text().startswith("25.5 µs") and slow.text().startswith("139 µs")
+    assert timing.shown(slow) == 139e-6
+    assert "is 5.5× faster than" in timing.versus(fast, slow, "A", "B")
+    assert "is 5.5× faster than" in timing.versus(slow, fast, "B", "A")
+    near = timing.Timing((10.25e-3, 10.26e-3, 10.27e-3), timing.WALL)
+    far = timing.Timing((10.644e-3, 10.655e-3, 10.665e-3), timing.WALL)
+    printed = timing.shown(far) / timing.shown(near)
+    assert f"{printed:.2f}× apart" in timing.apart(near, far, margin=0.05)
+    assert f"{printed:.3g}× apart" in timing.twice("it", near, "here", far, "there", margin=0.01)

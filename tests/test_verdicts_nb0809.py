@@ -228,6 +228,16 @@ def test_floor_against_estimate_on_each_side_of_the_count(floor_ms, words):
     assert words in said
 
 
+@pytest.mark.parametrize("spread, wide", [(0.16, False), (0.18, True), (0.8, True)])
+def test_floor_against_estimate_says_when_the_floor_band_is_wide(spread, wide):
+    floor = T(4760, spread)
+    assert (floor.noise > _profile.WIDE_BAND) == wide     # 0.16 and 0.18 give bands of 19 % and 22 %
+    said = _profile.floor_against_estimate(floor, 469, 2, 2.54e-6, "GPU timer query")
+    assert ("can move from one run to the next" in said) == wide
+    if wide:
+        assert f"band is {100 * floor.noise:.0f} % of its median wide" in said
+
+
 def test_floor_against_estimate_names_what_it_counts():
     said = _profile.floor_against_estimate(T(7440), 469, 6, 2.5e-6, "GPU timer query", "notebook 05's trainer")
     assert said.startswith("Notebook 05's trainer: counted from one empty dispatch timed by GPU timer query, 469 "

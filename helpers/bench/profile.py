@@ -393,26 +393,32 @@ def fixed_cost(steps: int, dispatches: int, empty: float) -> tuple[float, str]:
     return seconds, f"{steps:,} steps × {dispatches} × {seconds_text(empty)} = {seconds_text(seconds)}"
 
 
+WIDE_BAND = 0.20   # a floor's 20-80 % band wider than this share of its median is called wide
+
+
 def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, empty: float, clock: str,
                            what: str = "") -> str:
     """An epoch's fixed cost twice, side by side: counted (steps x dispatches x one empty dispatch with its
     barrier, timed by `clock` in a stream of copies) and measured (the floor: an epoch of the same empty
     dispatches, wall clock), with the ratio of the two. No verdict: two ways of measuring one cost. `what`
-    (e.g. "the fused trainer") leads the sentence."""
+    (e.g. "the fused trainer") leads the sentence. A floor whose 20-80 % band is wider than WIDE_BAND of its
+    median gets one more sentence: its median, and so the ratio, can move from one run to the next."""
     estimate, count = fixed_cost(steps, dispatches, empty)
     lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
     head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost; the floor, an epoch of the "
             f"same empty dispatches timed by wall clock, is {floor.text()}")
     value, unit = floor.text().split()[:2]                   # the floor's median as printed
     ratio = float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit] / estimate
+    wide = (f" The floor's 20–80 % band is {100 * floor.noise:.0f} % of its median wide, so its median, and this "
+            "ratio, can move from one run to the next." if floor.noise > WIDE_BAND else "")
     if round(ratio, 2) == 1:
-        return f"{head}: the two agree to within 1 %."
+        return f"{head}: the two agree to within 1 %.{wide}"
     if ratio > 1:
         return (f"{head}: the floor is {ratio:.2f}× the count; an epoch's empty dispatches, timed whole with "
                 "Python's issue of every call and the wait for the last, cost more than copies of one timed in a "
-                "stream, here.")
+                f"stream, here.{wide}")
     return (f"{head}: the floor is {1 / ratio:.2f}× below the count; an epoch's empty dispatches cost less "
-            "than copies of one timed in a stream, here.")
+            f"than copies of one timed in a stream, here.{wide}")
 
 
 def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
