@@ -117,12 +117,13 @@ def digit_grid(images: np.ndarray, labels=None, predicted=None, cols: int = 10, 
 
 
 def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str = "", log: bool = False,
-                 small: float = 0.02):
+                 small: float = 0.02, figures: dict | None = None):
     """Stacked horizontal bars: one bar per row (a version, a batch size), one segment per phase.
 
     rows = {"naive": {"upload": 1e-5, "kernel": 2e-6, "readback": 8e-6}, ...}, seconds. small: a segment
     narrower than this share of the longest bar is too thin to see, so its phase and value are written after
     the bar's total (0: never), and the legend names only the phases some bar shows wide enough to see.
+    figures: {row: text} written after a bar instead of its total (a bar that is not the whole it stands for).
     """
     import matplotlib.pyplot as plt
 
@@ -145,7 +146,7 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
                 if len(parts) > 1 and rows[names[y]][phase] * scale < small * longest]
         note = f"\n ({', '.join(thin)} {unit})" if thin else ""
         figure = f"{total:,.0f}" if total >= 1000 else f"{total:.3g}"
-        label = f" {figure} {unit}{note}"
+        label = f" {(figures or {}).get(names[y], f'{figure} {unit}')}{note}"
         texts.append(ax.text(total, y, label, va="center", fontsize=9 if not thin else 8))
         chars = max(len(line) for line in label.splitlines())
         room = max(room, total / max(1 - 0.011 * chars, 0.35))   # about 0.011 of the axis a character
@@ -186,11 +187,15 @@ def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = ""
     """An epoch (or a step) in parts, one stacked bar per row, seconds as stacked_bars takes them. A part too
     thin to see (under `small` of the longest bar) is left out of the legend and named in words; a
     negative part (an overlap, or parts measured apart adding up to more than the whole) cannot be drawn,
-    so it is left out of the bar and named with them. Returns the figure and those words ({row: text}) for
-    the notebook to print under it."""
+    so it is left out of the bar and named with them, and that bar is labelled with its parts' sum and the
+    whole (all parts, the negative one included). Returns the figure and those words ({row: text}) for the
+    notebook to print under it."""
     drawn = {name: {k: v for k, v in parts.items() if v >= 0} for name, parts in rows.items()}
     longest = max(sum(p.values()) for p in drawn.values())
-    fig = stacked_bars(drawn, scale=scale, unit=unit, title=title)   # the thin parts: in the notes, printed
+    size = lambda v: f"{v * scale:,.0f} {unit}" if v * scale >= 1000 else f"{v * scale:.3g} {unit}"   # noqa: E731
+    figures = {name: f"{size(sum(drawn[name].values()))} in parts,\n {size(sum(parts.values()))} the whole"
+               for name, parts in rows.items() if any(v < 0 for v in parts.values())}   # the bar overruns the whole
+    fig = stacked_bars(drawn, scale=scale, unit=unit, title=title, figures=figures)   # thin parts: in the notes
     ax = fig.axes[0]
     visible = {k for p in drawn.values() for k, v in p.items() if v >= small * longest}
     handles, labels = ax.get_legend_handles_labels()
