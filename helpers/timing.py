@@ -132,8 +132,8 @@ def printed_median(t: Timing, unit: str) -> tuple[float, int]:
 
 
 def shown(t: Timing) -> float:
-    """The median in seconds as t.text() prints it: ratios printed beside two timings are taken from these,
-    so a reader who divides the printed figures gets the printed ratio."""
+    """The median in seconds as t.text() prints it: a ratio taken from these is the one a reader gets by
+    dividing the printed figures."""
     figure, unit = t.text().split(" ", 2)[:2]
     return float(figure) / _unit(0.0, unit)[0]
 
@@ -231,8 +231,8 @@ def overlap(a: Timing, b: Timing) -> bool:
 
 def apart(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     """Why compare() calls two timings whose bands do not overlap the same: '1.30× apart, within the 50 % we
-    call the same' (the ratio of the medians as printed, and `margin` as the percentage it is)."""
-    ratio = max(shown(a), shown(b)) / min(shown(a), shown(b))
+    call the same' (the ratio of the medians, and `margin` as the percentage it is)."""
+    ratio = max(a.median, b.median) / min(a.median, b.median)
     return f"{ratio:.2f}× apart, within the {100 * margin:.3g} % we call the same"
 
 
@@ -259,7 +259,7 @@ def twice(what: str, first: Timing, first_with: str, second: Timing, second_with
     head = f"{what} took {first.text()} {first_with} and {second.text()} {second_with}"
     if compare(first, second, margin) == SAME:
         return f"{head}: {the_same(first, second, margin)}."
-    ratio = max(shown(first), shown(second)) / min(shown(first), shown(second))
+    ratio = max(first.median, second.median) / min(first.median, second.median)
     return (f"{head}: {_g(ratio, 3)}× apart; the two places differ in what else was timed there, and the code does "
             "not show which difference changes the time.")
 
@@ -283,9 +283,9 @@ def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGI
     outcome = compare(a, b, margin)
     both = f"{name_a} ({a.text()}) and {name_b} ({b.text()})"
     if outcome == A_FASTER:
-        text = f"{name_a} ({a.text()}) is {_g(shown(b) / shown(a), 2)}× faster than {name_b} ({b.text()})"
+        text = f"{name_a} ({a.text()}) is {_g(b.median / a.median, 2)}× faster than {name_b} ({b.text()})"
     elif outcome == B_FASTER:
-        text = f"{name_b} ({b.text()}) is {_g(shown(a) / shown(b), 2)}× faster than {name_a} ({a.text()})"
+        text = f"{name_b} ({b.text()}) is {_g(a.median / b.median, 2)}× faster than {name_a} ({a.text()})"
     else:
         text = f"{both} are {the_same(a, b, margin)}"
     return Verdict(text, outcome)
