@@ -265,10 +265,10 @@ def split_verdict(upload: Timing, kernel: Timing, readback: Timing) -> Verdict:
             "wall clock")
     if outcome == A_FASTER:
         tail = (f"the two transfers together (each round's upload plus its readback: {transfers.text()}) took longer "
-                f"than the kernel, {transfers.median / kernel.median:.2g}× its time")
+                f"than the kernel, {timing.times(timing.ratio(transfers, kernel), digits=2)}× its time")
     elif outcome == B_FASTER:
         tail = (f"the kernel took longer than the two transfers together (each round's upload plus its readback: "
-                f"{transfers.text()}), {kernel.median / transfers.median:.2g}× their time")
+                f"{transfers.text()}), {timing.times(timing.ratio(kernel, transfers), digits=2)}× their time")
     else:
         tail = (f"the kernel and the two transfers together (each round's upload plus its readback: "
                 f"{transfers.text()}) are {timing.the_same(kernel, transfers)}")

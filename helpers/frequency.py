@@ -25,6 +25,8 @@ import subprocess
 import threading
 import time
 
+from . import timing
+
 QUERY = "clocks.sm,clocks.max.sm,utilization.gpu"  # MHz now, the highest MHz, % of the last period busy
 
 
@@ -126,7 +128,7 @@ def account(loop, steady, clock_ratio: float | None, margin: float = 0.15) -> st
     overlapped, and the GPU clocked down 3.7× in one run and not at all in the next, so any verdict on a
     gap or on the clock flipped between runs; the sentence says that these figures hold for this run only."""
     head = (f"the training loop's epochs took {loop.text()} against {steady.text()} back to back, "
-            f"{loop.median / steady.median:.2f}× the back-to-back median")
+            f"{timing.times(timing.ratio(loop, steady))}× the back-to-back median")
     if clock_ratio is None:
         clock = ""
     elif clock_ratio >= 1 + margin:

@@ -476,13 +476,13 @@ def loop_epochs(loops: dict, backs: dict) -> str:
     ms = lambda s: f"{1e3 * s:.3g} ms"                                      # noqa: E731
 
     def part(name, loop):
-        ratio = loop.median / backs[name].median
+        ratio = timing.times(float(ms(loop.median)[:-3]) / 1e3 / timing.shown(backs[name]))   # as printed
         if len(loop.samples) == 1:
-            return f"{name}'s one loop epoch took {ms(loop.median)} ({ratio:.2f}× its back-to-back median)"
+            return f"{name}'s one loop epoch took {ms(loop.median)} ({ratio}× its back-to-back median)"
         if ms(min(loop.samples)) == ms(max(loop.samples)):
-            return f"{name}'s loop epochs took {ms(loop.median)} each ({ratio:.2f}× its back-to-back median)"
+            return f"{name}'s loop epochs took {ms(loop.median)} each ({ratio}× its back-to-back median)"
         return (f"{name}'s loop epochs took {ms(loop.median)} at the median (fastest {ms(min(loop.samples))}, "
-                f"slowest {ms(max(loop.samples))}; the median {ratio:.2f}× its back-to-back median)")
+                f"slowest {ms(max(loop.samples))}; the median {ratio}× its back-to-back median)")
     parts = [part(name, loop) for name, loop in loops.items()]
     text = ", and ".join(parts)
     return (f"{text[0].upper()}{text[1:]}: a loop's epochs include what the pauses between them do to the GPU's "
@@ -501,8 +501,8 @@ def fastest_loop_epoch(loop: timing.Timing, back: timing.Timing, margin: float =
     head = f"Its fastest epoch, {1e3 * quickest:.3g} ms, "
     ratio = float(f"{1e3 * quickest:.3g}") / 1e3 / timing.shown(back)   # of the figures as printed
     if quickest < back.low:
-        return head + f"took less than four in five back-to-back epochs, at {ratio:.2f}× their median"
-    return head + (f"was about as fast as back-to-back ones, at {ratio:.2f}× their median "
+        return head + f"took less than four in five back-to-back epochs, at {timing.times(ratio)}× their median"
+    return head + (f"was about as fast as back-to-back ones, at {timing.times(ratio)}× their median "
                    f"(within the {100 * margin:.3g} % we call the same)")
 
 
@@ -515,18 +515,18 @@ def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | Non
     band can reach down to back-to-back epochs while most of its epochs are slower. Slower when a typical loop
     epoch (the median) takes longer than four in five back-to-back ones by more than `margin`
     (timing.typical_above); outcome timing.SAME or "slower in the loop"."""
-    ratio = loop.median / back.median
+    ratio = timing.times(timing.ratio(loop, back))
     pause = (f"the loop drew a progress bar and a live plot at every check ({1e3 * drawing:.1f} ms an epoch, left "
              "out of the epoch's time, the GPU idle meanwhile)" if drawing is not None else
              "the loop drew nothing during its epochs, and the GPU waited only for the evaluation between them")
     if timing.typical_above(loop, back, margin):
         fastest = fastest_loop_epoch(loop, back, margin)
         return timing.Verdict(
-            f"At the median, the training loop's epochs ({loop.text()}) took {ratio:.2f}× as long as back-to-back "
+            f"At the median, the training loop's epochs ({loop.text()}) took {ratio}× as long as back-to-back "
             f"ones ({back.text()}): {pause}; notebook 05 measures what such pauses do to the GPU's clock"
             + (f". {fastest}" if fastest else ""), "slower in the loop")
     return timing.Verdict(f"The training loop's epochs ({loop.text()}) took about as long as back-to-back ones "
-                          f"({back.text()}), {ratio:.2f}× at the median; the two are "
+                          f"({back.text()}), {ratio}× at the median; the two are "
                           f"{timing.not_above(loop, back, margin)}: {pause}", timing.SAME)
 
 

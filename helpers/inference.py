@@ -279,8 +279,8 @@ def _lower(row: dict) -> str:
     """Which median of a level sweep row is lower, and by how much: "the GPU's median is 1.10× lower"."""
     gpu, numpy = _gpu_and_numpy(row)
     if numpy.median >= gpu.median:
-        return f"the GPU's median is {numpy.median / gpu.median:.2f}× lower"
-    return f"NumPy's median is {gpu.median / numpy.median:.2f}× lower"
+        return f"the GPU's median is {timing.times(timing.ratio(numpy, gpu))}× lower"
+    return f"NumPy's median is {timing.times(timing.ratio(gpu, numpy))}× lower"
 
 
 def crossover_sentence(rows: list[dict]) -> timing.Verdict:
@@ -330,12 +330,11 @@ def mapped_output_verdict(unmapped: timing.Timing, mapped: timing.Timing) -> tim
     the sentence names it once: 'took 19.1 µs (18.9–19.2) both ways'."""
     if unmapped.median <= 0 or mapped.median <= 0:
         raise ValueError(f"times need positive durations, got {unmapped.median} and {mapped.median}")
-    ratio = mapped.median / unmapped.median
     if mapped.text() == unmapped.text():    # the same printed figures: name them once
         head = (f"the output layer took {mapped.text()} both ways, writing a buffer the CPU had mapped and one the "
                 "CPU never touches")
     else:
-        head = (f"the output layer writing a buffer the CPU had mapped took {mapped.text()}, {ratio:.2f}× the "
+        head = (f"the output layer writing a buffer the CPU had mapped took {mapped.text()}, {timing.times(timing.ratio(mapped, unmapped))}× the "
                 f"{unmapped.text()} of the same layer writing a buffer the CPU never touches")
     outcome = timing.compare(unmapped, mapped, margin=MAPPED_SLOWER - 1)
     if outcome == timing.A_FASTER:

@@ -168,9 +168,9 @@ def _ratio_words(a: timing.Timing, b: timing.Timing, outcome: str) -> str:
     """a against b, read after a's figure: ', 2.4× less than' where compare(a, b) found a faster, ', 2.4× ' where
     b, or ' against' (the sentence then ends in the_same's words)."""
     if outcome == timing.A_FASTER:
-        return f", {timing._g(b.median / a.median, 2)}× less than"
+        return f", {timing.times(timing.ratio(b, a), digits=2)}× less than"
     if outcome == timing.B_FASTER:
-        return f", {timing._g(a.median / b.median, 2)}×"
+        return f", {timing.times(timing.ratio(a, b), digits=2)}×"
     return " against"
 
 
@@ -212,9 +212,9 @@ def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.
                    if ahead and behind else "the two epochs come out the same")
         return timing.Verdict(f"{floor_text}; {work_text}. So {verdict}.", timing.SAME)
     if outcome == timing.A_FASTER:
-        by, against, epochs = ahead, behind, f"the lookahead epoch is {timing._g(fused.median / look.median, 2)}× faster"
+        by, against, epochs = ahead, behind, f"the lookahead epoch is {timing.times(timing.ratio(fused, look), digits=2)}× faster"
     else:
-        by, against, epochs = behind, ahead, f"the lookahead epoch is {timing._g(look.median / fused.median, 2)}× slower"
+        by, against, epochs = behind, ahead, f"the lookahead epoch is {timing.times(timing.ratio(look, fused), digits=2)}× slower"
     epochs += " than the fused one"
     if by and against:
         verdict = f"{' and '.join(by)} {'outweighs' if len(by) == 1 else 'outweigh'} {' and '.join(against)}: {epochs}"
@@ -261,10 +261,10 @@ def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
                               "with", NO_COST)
     outcome = timing.compare(together, added, margin)
     if outcome == timing.A_FASTER:
-        return timing.Verdict(f"{head}: the whole costs {together.median / added.median:.2f}× the sum of its parts, "
+        return timing.Verdict(f"{head}: the whole costs {timing.times(timing.ratio(together, added))}× the sum of its parts, "
                               "so the kinds run at least partly side by side", LESS_THAN_THE_SUM)
     if outcome == timing.B_FASTER:
-        return timing.Verdict(f"{head}: the whole costs {together.median / added.median:.2f}× the sum of its parts, "
+        return timing.Verdict(f"{head}: the whole costs {timing.times(timing.ratio(together, added))}× the sum of its parts, "
                               "so together the kinds cost more than alone", MORE_THAN_THE_SUM)
     same = timing.the_same(together, added, margin)
     return timing.Verdict(f"{head}: the whole costs about the sum of its parts ({same}), as if the kinds ran one "

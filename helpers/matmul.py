@@ -438,9 +438,9 @@ def against(base_name: str, base: timing.Timing, others: dict, margin: float = t
         v = timing.versus(t, base, name, base_name, margin)
         verdicts[name] = v
         if v.outcome == timing.A_FASTER:
-            how = f"{base.median / t.median:.2g}× faster"
+            how = f"{timing.times(timing.ratio(base, t), digits=2)}× faster"
         elif v.outcome == timing.B_FASTER:
-            how = f"{t.median / base.median:.2g}× slower"
+            how = f"{timing.times(timing.ratio(t, base), digits=2)}× slower"
         else:
             how = timing.the_same(t, base, margin)
         if how == timing.SAME_WITHIN_NOISE:      # said once for all of them, where the first of them stands

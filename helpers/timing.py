@@ -33,6 +33,7 @@ import statistics
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 
 from . import mode
 from .gl import is_software
@@ -138,6 +139,25 @@ def shown(t: Timing) -> float:
     return float(figure) / _unit(0.0, unit)[0]
 
 
+def ratio(a: Timing, b: Timing) -> float:
+    """shown(a) / shown(b): the ratio a reader gets by dividing the two printed medians."""
+    return shown(a) / shown(b)
+
+
+def times(value: float, decimals: int | None = 2, digits: int | None = None) -> str:
+    """A ratio as printed: `decimals` places (1.03), or `digits` significant digits with trailing zeros
+    dropped (5.5, 2), rounded half up from the ratio's shortest decimal form, as a reader rounds 41/40 =
+    1.025 to 1.03 (Python's own formatting rounds the binary float, 1.0249999..., down). Every ratio the
+    course prints beside two timings goes through it, so one pair never gets two different ratios."""
+    exact = Decimal(repr(float(value)))
+    if digits is not None:
+        step = Decimal(1).scaleb(exact.adjusted() - digits + 1) if exact else Decimal(1)
+        rounded = exact.quantize(step, ROUND_HALF_UP)
+        text = f"{rounded:f}"
+        return text.rstrip("0").rstrip(".") if "." in text else text
+    return f"{exact.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP):f}"
+
+
 def _unit(seconds: float, unit: str) -> tuple[float, str]:
     if unit == "auto":
         unit = "s" if seconds >= 1 else "ms" if seconds >= 1e-3 else "µs"
@@ -231,9 +251,8 @@ def overlap(a: Timing, b: Timing) -> bool:
 
 def apart(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     """Why compare() calls two timings whose bands do not overlap the same: '1.30× apart, within the 50 % we
-    call the same' (the ratio of the medians, and `margin` as the percentage it is)."""
-    ratio = max(a.median, b.median) / min(a.median, b.median)
-    return f"{ratio:.2f}× apart, within the {100 * margin:.3g} % we call the same"
+    call the same' (the ratio of the medians as printed, and `margin` as the percentage it is)."""
+    return f"{times(max(shown(a), shown(b)) / min(shown(a), shown(b)))}× apart, within the {100 * margin:.3g} % we call the same"
 
 
 SAME_WITHIN_NOISE = "the same within the noise we measured"   # the_same()'s words where the bands overlap
@@ -259,8 +278,8 @@ def twice(what: str, first: Timing, first_with: str, second: Timing, second_with
     head = f"{what} took {first.text()} {first_with} and {second.text()} {second_with}"
     if compare(first, second, margin) == SAME:
         return f"{head}: {the_same(first, second, margin)}."
-    ratio = max(first.median, second.median) / min(first.median, second.median)
-    return (f"{head}: {_g(ratio, 3)}× apart; the two places differ in what else was timed there, and the code does "
+    by = max(shown(first), shown(second)) / min(shown(first), shown(second))
+    return (f"{head}: {times(by, digits=3)}× apart; the two places differ in what else was timed there, and the code does "
             "not show which difference changes the time.")
 
 
@@ -283,9 +302,9 @@ def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGI
     outcome = compare(a, b, margin)
     both = f"{name_a} ({a.text()}) and {name_b} ({b.text()})"
     if outcome == A_FASTER:
-        text = f"{name_a} ({a.text()}) is {_g(b.median / a.median, 2)}× faster than {name_b} ({b.text()})"
+        text = f"{name_a} ({a.text()}) is {times(ratio(b, a), digits=2)}× faster than {name_b} ({b.text()})"
     elif outcome == B_FASTER:
-        text = f"{name_b} ({b.text()}) is {_g(a.median / b.median, 2)}× faster than {name_a} ({a.text()})"
+        text = f"{name_b} ({b.text()}) is {times(ratio(a, b), digits=2)}× faster than {name_a} ({a.text()})"
     else:
         text = f"{both} are {the_same(a, b, margin)}"
     return Verdict(text, outcome)

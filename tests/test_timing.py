@@ -231,3 +231,26 @@ def test_shown_is_the_median_as_printed(median, printed):
     t = timing.Timing((0.99 * median, median, 1.01 * median), timing.WALL)
     assert timing.shown(t) == pytest.approx(printed, rel=1e-12)
     assert t.text().startswith(f"{timing._g(printed * (1e6 if printed < 1e-3 else 1e3), 4)} ")
+
+
+@pytest.mark.parametrize("value, kw, text", [
+    (41 / 40, {}, "1.03"), (1.0249, {}, "1.02"), (1.0, {}, "1.00"),            # half up, as a reader rounds 1.025
+    (139 / 25.5, dict(digits=2), "5.5"), (5.44, dict(digits=2), "5.4"), (2.0, dict(digits=2), "2"),
+    (1234.5, dict(digits=2), "1200"), (0.0456, dict(digits=2), "0.046"), (10.05, dict(digits=3), "10.1")])
+def test_times_rounds_a_ratio_half_up(value, kw, text):
+    assert timing.times(value, **kw) == text
+
+
+def test_ratios_are_those_of_the_printed_medians():
+    """139 µs against 25.5 µs as printed: a reader divides and gets 5.45, so 5.5×, where the unrounded medians
+    (138.6 and 25.54 µs) would give 5.4×. And 41 against 40 µs, 1.025, is 1.03× in every sentence."""
+    fast = timing.Timing((25.3e-6, 25.54e-6, 25.8e-6), timing.WALL)
+    slow = timing.Timing((137e-6, 138.6e-6, 140e-6), timing.WALL)
+    assert fast.text().startswith("25.5 µs") and slow.text().startswith("139 µs")
+    assert "is 5.5× faster than" in timing.versus(fast, slow, "A", "B")
+    assert "is 5.5× faster than" in timing.versus(slow, fast, "B", "A")
+    forty = timing.Timing((39.9e-6, 40e-6, 40.1e-6), timing.WALL)
+    forty_one = timing.Timing((40.9e-6, 41.02e-6, 41.1e-6), timing.WALL)
+    assert forty_one.text().startswith("41 µs") and timing.ratio(forty_one, forty) == pytest.approx(1.025)
+    assert "1.03× apart" in timing.apart(forty, forty_one, margin=0.05)
+    assert "1.03× apart" in timing.twice("it", forty, "here", forty_one, "there", margin=0.01)

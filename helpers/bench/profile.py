@@ -295,7 +295,8 @@ def pace(kernels: timing.Timing, issue: timing.Timing) -> timing.Verdict:
               "to the next, so this ratio, and which side sets the pace, can differ in another run")
     longer, shorter, outcome = ((gpu, python, GPU_LONGER) if kernels.median >= issue.median else
                                 (python, gpu, PYTHON_LONGER))
-    ratio = timing._g(max(kernels.median, issue.median) / min(kernels.median, issue.median), 2)
+    ratio = timing.times(max(timing.shown(kernels), timing.shown(issue)) / min(timing.shown(kernels), timing.shown(issue)),
+                         digits=2)
     verb = "take" if outcome == GPU_LONGER else "takes"
     how = "about as long as" if ratio == "1" else f"{ratio}× as long as"
     return timing.Verdict(f"{longer[0].upper()}{longer[1:]} {verb} {how} {shorter}: {caveat}.", outcome)
@@ -572,9 +573,9 @@ def mapped_read_verdict(worst_name: str, worst: float, none, staged, mapped, mar
     same = timing.the_same(none, staged, margin)
     words = {timing.A_FASTER: "slower", timing.B_FASTER: "faster"}.get(outcome, same)
     return timing.Verdict(
-        f"after staged reads a step's kernels took {staged.text()}, {staged.median / none.median:.2f}× their time "
+        f"after staged reads a step's kernels took {staged.text()}, {timing.times(timing.ratio(staged, none))}× their time "
         f"with no reads, {none.text()}: {words}; after mapped reads they took {mapped.text()}, "
-        f"{mapped.median / none.median:.2f}× (the most affected, {worst_name}, {worst:.2f}×), a figure that can "
+        f"{timing.times(timing.ratio(mapped, none))}× (the most affected, {worst_name}, {worst:.2f}×), a figure that can "
         "differ from one run to the next, as the driver chooses anew whether to move a mapped buffer", outcome)
 
 

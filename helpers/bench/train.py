@@ -290,7 +290,7 @@ def glsl_here_vs_record(record: dict, here: timing.Timing, steps_here: int) -> s
     if row.get("steps") != steps_here:
         return (f"This notebook's epochs ({steps_here} steps) and the record's six-dispatch epochs "
                 f"({row.get('steps', 'an unrecorded number of')} steps) are of different sizes, so they are not compared.")
-    return (f"This notebook's back-to-back epoch ({here.text()}) took {here.median / record_t.median:.2f}× the record's "
+    return (f"This notebook's back-to-back epoch ({here.text()}) took {timing.times(timing.ratio(here, record_t))}× the record's "
             f"six-dispatch epoch ({record_t.text()}), the same trainer by the same clock in another run: there its "
             "epochs alternate with the fused trainers' in a run of the fused benchmark, here they follow one another, "
             "so the ratio holds for this pair of runs only.")
