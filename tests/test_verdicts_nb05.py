@@ -80,6 +80,15 @@ def test_step_account_names_each_call_and_the_python_around_them():
     assert "2 µs of Python around those calls" in text
 
 
+@pytest.mark.parametrize("issue, calls, left", [
+    (14.2e-6, (8.04e-6, 1.03e-6, 3.89e-6), "1.2 µs"),      # 14.2 - 12.96 at the issue time's one decimal
+    (14.2e-6, (8.04e-6, 2.33e-6, 3.89e-6), "-0.1 µs"),     # the calls add up to 14.26: more than the issue
+    (20e-6, (12e-6, 2e-6, 4e-6), "2 µs")])
+def test_python_around_the_calls_is_the_difference_of_the_printed_figures(issue, calls, left):
+    t = timing.Timing((0.97 * issue, issue, 1.03 * issue), timing.WALL)
+    assert profile.around_the_calls(t, list(calls)) == left
+
+
 def test_step_account_when_the_calls_add_up_to_more_than_the_issue_time():
     text = profile.step_account(_profile(issue=17.0, calls=(12.0, 2.0, 4.0)))
     assert "nothing measurable around them" in text and "-" not in text.split("Python takes")[1].split(".")[0]

@@ -323,12 +323,22 @@ def step_account(profile: dict, what: str = "a step") -> str:
     issue = profile["issue_timing"]
     calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
                       for name, c in profile["calls"].items() if c["calls"])
-    around = profile["python_around"]
+    around = around_the_calls(issue, [c["per_step"].median for c in profile["calls"].values() if c["calls"]])
     issuing = (f"Python takes {issue.text()} to issue it: {calls} and "
-               + (f"{seconds_text(around)} of Python around those calls." if around >= 0 else
-                  f"nothing measurable around them (the calls timed one by one add up to {seconds_text(-around)} "
-                  "more)."))
+               + (f"{around} of Python around those calls." if not around.startswith("-") else
+                  f"nothing measurable around them (the calls timed one by one add up to {around[1:]} more)."))
     return f"{where} {issuing} {pace(kernels_timing(profile), issue)}"
+
+
+def around_the_calls(issue: timing.Timing, calls: list) -> str:
+    """Python's issue time of a step less its calls (each call's seconds a step), from the figures as
+    printed (issue.text(), seconds_text) and at the issue time's decimals, the coarser: the difference a
+    reader gets by subtracting them. '-0.3 µs' where the calls add up to more."""
+    figure, unit = issue.text().split(" ", 2)[:2]
+    decimals = len(figure.split(".")[1]) if "." in figure else 0
+    scale = {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit]
+    left = round(float(figure) - sum(printed_seconds(c) * scale for c in calls), decimals)
+    return f"{left:.{decimals}f} {unit}" if left != 0 else f"{0:.{decimals}f} {unit}"
 
 
 def stream_start(profile: dict) -> str:
