@@ -89,6 +89,11 @@ def test_python_around_the_calls_is_the_difference_of_the_printed_figures(issue,
     assert profile.around_the_calls(t, list(calls)) == left
 
 
+def test_step_account_when_the_calls_take_the_whole_issue_time_as_printed():
+    text = profile.step_account(_profile(issue=18.0, calls=(12.0, 2.0, 4.0)))
+    assert "no time around those calls that the printed figures can show" in text
+
+
 def test_step_account_when_the_calls_add_up_to_more_than_the_issue_time():
     text = profile.step_account(_profile(issue=17.0, calls=(12.0, 2.0, 4.0)))
     assert "nothing measurable around them" in text and "-" not in text.split("Python takes")[1].split(".")[0]

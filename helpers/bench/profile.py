@@ -324,8 +324,10 @@ def step_account(profile: dict, what: str = "a step") -> str:
     calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
                       for name, c in profile["calls"].items() if c["calls"])
     around = around_the_calls(issue, [c["per_step"].median for c in profile["calls"].values() if c["calls"]])
+    left = float(around.split()[0])
     issuing = (f"Python takes {issue.text()} to issue it: {calls} and "
-               + (f"{around} of Python around those calls." if not around.startswith("-") else
+               + (f"{around} of Python around those calls." if left > 0 else
+                  "no time around those calls that the printed figures can show." if left == 0 else
                   f"nothing measurable around them (the calls timed one by one add up to {around[1:]} more)."))
     return f"{where} {issuing} {pace(kernels_timing(profile), issue)}"
 
