@@ -263,8 +263,8 @@ def test_cublas_share_notes_both_kinds():
             row("cuBLAS fp32 (torch, TF32 off)", 4096, 3e-3), row("matmul_9_interior", 4096, 3.5e-3)]
     notes = bench_matmul.cublas_share_notes(rows)
     assert [v.outcome for v in notes] == [bench_matmul.OVERHEAD, bench_matmul.UNDER_PEAK]
-    assert "At 256³" in notes[0] and "matmul_1_naive 143%" in notes[0] and "fixed cost of a call" in notes[0]
-    assert "At 512³" in notes[1] and "matmul_8_splitk 125%" in notes[1] and "matmul_2_tiled" not in notes[1]
+    assert "At 256³" in notes[0] and "matmul_1_naive 142.9%" in notes[0] and "fixed cost of a call" in notes[0]
+    assert "At 512³" in notes[1] and "matmul_8_splitk 125.0%" in notes[1] and "matmul_2_tiled" not in notes[1]
     assert bench_matmul.cublas_share_notes([row("matmul_1_naive", 256, 1.0)]) == []
 
 
@@ -328,7 +328,7 @@ def test_cublas_share_notes_either_side_of_launch_bound(own, outcome, words):
             _blas_row("cuBLAS fp32 (torch, TF32 off)", 512, 20e-6, own * 40_000.0),
             _blas_row("matmul_8_splitk", 512, 16e-6, 0.0)]
     (note,) = bench_matmul.cublas_share_notes(rows)
-    assert note.outcome == outcome and words in note and "matmul_8_splitk 125%" in note
+    assert note.outcome == outcome and words in note and "matmul_8_splitk 125.0%" in note
 
 
 @pytest.mark.parametrize("own_gflops, outcome", [(21_000.0, "cuBLAS at about its best"),   # 100 % of its best
@@ -533,4 +533,28 @@ def test_cublas_share_notes_write_percent_one_way():
             {"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 4096, "seconds": 3e-3, "gflops": 50000.0},
             {"impl": "matmul_2_tiled", "size": 256, "seconds": 15e-6, "gflops": 2000.0}]
     (note,) = bench_matmul.cublas_share_notes(rows)
-    assert "matmul_2_tiled 200%" in note and "above 100%" in note and " %" not in note
+    assert "matmul_2_tiled 200.0%" in note and "above 100%" in note and " %" not in note
+
+
+def test_loads_sentence_wins_back_what_the_printed_percentages_give():
+    """Unrounded, 0.874 - 0.746 over 0.926 - 0.746 is 71 %; printed, 87, 75 and 93 give (87 - 75) / (93 - 75),
+    67 %, which is what the sentence says. Equal printed percentages for matmul_6 with and without its loads
+    say that removing them gains nothing, never a division by zero."""
+    from helpers.bench import matmul as bench_matmul
+    said = bench_matmul.loads_sentence(_limit(0.874, m6=0.746, without=0.926))
+    assert "reaches 87%, winning back 67% of the loads' cost." in said
+    said = bench_matmul.loads_sentence(_limit(0.744, m6=0.746, without=0.748))
+    assert "removing them gains nothing here" in said
+
+
+def test_cublas_share_notes_print_the_share_as_the_table_does():
+    """The table prints 175.5 % for a rung at 1.755 of cuBLAS's speed; the note names the same figure."""
+    from helpers.bench import matmul as bench_matmul
+    rows = [{"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 256, "seconds": 35.1e-6, "gflops": 956.0},
+            {"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 4096, "seconds": 3e-3, "gflops": 50000.0},
+            {"impl": "matmul_1_naive", "size": 256, "seconds": 20e-6, "gflops": 1678.0}]
+    rows = [dict(r, clock="CUDA events" if r["impl"].startswith("cuBLAS") else "GPU timer query") for r in rows]
+    (note,) = bench_matmul.cublas_share_notes(rows)
+    row = next(line for line in bench_matmul.table(rows).splitlines() if line.strip().startswith("matmul_1_naive")
+               and "%" in line)
+    assert "175.5%" in row and "matmul_1_naive 175.5%" in note

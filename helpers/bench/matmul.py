@@ -404,7 +404,7 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
                 and r["seconds"] < blas[n]["seconds"]}
         if not over:
             continue
-        names = ", ".join(f"{impl} {share:.0%}" for impl, share in over.items())
+        names = ", ".join(f"{impl} {100 * share:.1f}%" for impl, share in over.items())   # as table() prints it
         own = blas[n]["gflops"] / best
         head = f"At {n}³ cuBLAS took {blas[n]['seconds'] * 1e6:.3g} µs a call and {names} of its speed"
         if own < LAUNCH_BOUND:
@@ -456,18 +456,18 @@ def _short(impl: str) -> str:
 
 def loads_sentence(g: dict) -> str:
     """One of against_cublas's dicts as a sentence: what matmul_6 would reach without its global loads, what
-    the fastest rung reaches, and how much of the loads' cost it wins back; where the fastest rung goes
-    beyond matmul_6 without any loads (won_back above 100 %, judged on the printed percentages), it says that
-    instead: a rung cannot win back more than a cost, its own changes gain more than the loads cost (the
-    layout it runs with among them, where g["label"] names #defines other than its file's). None
-    where the dict has no matmul_6 or no NO_LOADS row."""
+    the fastest rung reaches, and how much of the loads' cost it wins back, taken from the three printed
+    percentages as a reader would take it; where the fastest rung goes beyond matmul_6 without any loads
+    (judged on the printed percentages), it says that instead: a rung cannot win back more than a cost, its
+    own changes gain more than the loads cost (the layout it runs with among them, where g["label"] names
+    #defines other than its file's). None where the dict has no matmul_6 or no NO_LOADS row."""
     if g["won_back"] is None:
         return None
     pct = lambda x: round(100 * x)           # noqa: E731  the shares as printed
     best = g.get("label") or _short(g["best"])
     head = (f"{g['size']}³: matmul_6 reaches {pct(g['matmul_6'])}% of cuBLAS, and without its global loads would "
             f"reach {pct(g['without_loads'])}%")
-    if g["without_loads"] <= g["matmul_6"]:
+    if g["without_loads"] <= g["matmul_6"] or pct(g["without_loads"]) == pct(g["matmul_6"]):
         return f"{head}: removing them gains nothing here; {best} reaches {pct(g['share'])}%."
     if pct(g["share"]) > pct(g["without_loads"]):
         other = g.get("label") not in (None, g["best"], _short(g["best"]))   # not its file's #defines
@@ -476,7 +476,8 @@ def loads_sentence(g: dict) -> str:
                 f"{changes} gain more than the loads cost.")
     if pct(g["share"]) == pct(g["without_loads"]):
         return f"{head}; {best} reaches {pct(g['share'])}% too, as much as removing matmul_6's loads gives."
-    return f"{head}; {best} reaches {pct(g['share'])}%, winning back {pct(g['won_back'])}% of the loads' cost."
+    won = 100 * (pct(g["share"]) - pct(g["matmul_6"])) / (pct(g["without_loads"]) - pct(g["matmul_6"]))
+    return f"{head}; {best} reaches {pct(g['share'])}%, winning back {round(won)}% of the loads' cost."
 
 
 TEACHING = ("matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked")   # the rungs the figure always shows
