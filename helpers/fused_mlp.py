@@ -439,7 +439,8 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
     tenths = lambda s: round(1e7 * s)                                     # noqa: E731  (0.1 µs units)
     us = lambda t: f"{t / 10:.1f} µs"                                      # noqa: E731
     kernel_u, kernel_f = tenths(kernel_unfused), tenths(kernel_fused)
-    rest_u, rest_f = tenths(max(step_unfused - kernel_unfused, 0.0)), tenths(max(step_fused - kernel_fused, 0.0))
+    rest_u, rest_f = (tenths(max(step - kernels * 1e-7, 0.0)) for step, kernels in   # the step less the kernels as printed
+                      ((step_unfused, kernel_u), (step_fused, kernel_f)))
     drop = {"kernel": kernel_u - kernel_f, "rest": rest_u - rest_f}
     way = lambda d: f"down {us(d)}" if d > 0 else f"up {us(-d)}" if d < 0 else "unchanged"   # noqa: E731
     text = (f"Fusion took the kernels of a step from {us(kernel_u)} to {us(kernel_f)} ({way(drop['kernel'])}) "
@@ -473,7 +474,7 @@ def loop_epochs(loops: dict, backs: dict) -> str:
     pauses between them, and how far the GPU clocks down differs from run to run (in one run an epoch after
     a pause runs at full speed, in the next at a third of it), so they are not compared with each other or
     with back-to-back ones: a comparison would come out differently on a second run."""
-    ms = lambda s: f"{1e3 * s:.3g} ms"                                      # noqa: E731
+    ms = lambda s: f"{timing._g(1e3 * s, 3)} ms"                             # noqa: E731  (no exponent)
 
     def part(name, loop):
         ratio = timing.times(float(ms(loop.median)[:-3]) / 1e3 / timing.shown(backs[name]))   # as printed
@@ -498,8 +499,9 @@ def fastest_loop_epoch(loop: timing.Timing, back: timing.Timing, margin: float =
     quickest = min(loop.samples)
     if timing.typical_above(timing.Timing((quickest,)), back, margin):
         return ""
-    head = f"Its fastest epoch, {1e3 * quickest:.3g} ms, "
-    ratio = float(f"{1e3 * quickest:.3g}") / 1e3 / timing.shown(back)   # of the figures as printed
+    figure = timing._g(1e3 * quickest, 3)                               # no exponent, even past 1,000 ms
+    head = f"Its fastest epoch, {figure} ms, "
+    ratio = float(figure) / 1e3 / timing.shown(back)                     # of the figures as printed
     if quickest < back.low:
         return head + f"took less than four in five back-to-back epochs, at {timing.times(ratio)}× their median"
     return head + (f"was about as fast as back-to-back ones, at {timing.times(ratio)}× their median "

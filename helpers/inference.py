@@ -276,11 +276,13 @@ def _sizes(rows: list[dict]) -> str:
 
 
 def _lower(row: dict) -> str:
-    """Which median of a level sweep row is lower, and by how much: "the GPU's median is 1.10× lower"."""
+    """Which median of a level sweep row is lower, and by how much, from the whole µs the sweep table prints:
+    "the GPU's median is 1.10× lower"."""
     gpu, numpy = _gpu_and_numpy(row)
+    g, n = (max(round(t.median * 1e6), 1) for t in (gpu, numpy))   # µs as the sweep table prints them
     if numpy.median >= gpu.median:
-        return f"the GPU's median is {timing.times(timing.ratio(numpy, gpu))}× lower"
-    return f"NumPy's median is {timing.times(timing.ratio(gpu, numpy))}× lower"
+        return f"the GPU's median is {timing.times(n / g)}× lower"
+    return f"NumPy's median is {timing.times(g / n)}× lower"
 
 
 def crossover_sentence(rows: list[dict]) -> timing.Verdict:

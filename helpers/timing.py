@@ -148,14 +148,14 @@ def times(value: float, decimals: int | None = 2, digits: int | None = None) -> 
     """A ratio as printed: `decimals` places (1.03), or `digits` significant digits with trailing zeros
     dropped (5.5, 2), rounded half up from the ratio's shortest decimal form, as a reader rounds 41/40 =
     1.025 to 1.03 (Python's own formatting rounds the binary float, 1.0249999..., down). Every ratio the
-    course prints beside two timings goes through it, so one pair never gets two different ratios."""
+    course prints beside two timings should go through it, so one pair never gets two different ratios."""
     exact = Decimal(repr(float(value)))
     if digits is not None:
         step = Decimal(1).scaleb(exact.adjusted() - digits + 1) if exact else Decimal(1)
-        rounded = exact.quantize(step, ROUND_HALF_UP)
+        rounded = exact.quantize(step, ROUND_HALF_UP) + 0                # + 0: never '-0'
         text = f"{rounded:f}"
         return text.rstrip("0").rstrip(".") if "." in text else text
-    return f"{exact.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP):f}"
+    return f"{exact.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP) + 0:f}"
 
 
 def _unit(seconds: float, unit: str) -> tuple[float, str]:
@@ -217,10 +217,12 @@ def measure_interleaved(samples: dict, repeat: int = 30, warmup: float | None = 
 
 def compare(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     """A_FASTER, B_FASTER or SAME: A is faster only when its 20–80 % band lies wholly below B's and B's
-    median is more than `margin` above A's (and B likewise); otherwise SAME (the_same() gives its words)."""
-    if a.high < b.low and b.median > a.median * (1 + margin):
+    median is more than `margin` above A's (and B likewise); otherwise SAME (the_same() gives its words).
+    The margin is judged on the medians as printed (shown()), the figures a reader divides, so a sentence
+    never calls two timings apart that its own figures put within the margin, or the other way round."""
+    if a.high < b.low and shown(b) > shown(a) * (1 + margin):
         return A_FASTER
-    if b.high < a.low and a.median > b.median * (1 + margin):
+    if b.high < a.low and shown(a) > shown(b) * (1 + margin):
         return B_FASTER
     return SAME
 

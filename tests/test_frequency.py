@@ -170,3 +170,12 @@ def test_clock_words_say_which_way_with_the_figure_of_that_way(ratio, words):
     assert clock_words(ratio) == words
     text = account(_epochs(50.0), _epochs(20.0), ratio)
     assert words.removeprefix("a clock ") in text and "clock (a clock" not in text
+
+
+def test_account_ratio_is_the_printed_medians():
+    """20.16 ms prints as 20.2 ms beside 19.7 ms: 20.2 / 19.7 = 1.025..., so 1.03×, where the unrounded medians
+    give 1.02×."""
+    from helpers import timing
+    loop, steady = (timing.Timing(tuple(m * (1 + 0.01 * k) for k in (-1, -0.5, 0, 0.5, 1))) for m in (20.16e-3, 19.7e-3))
+    assert loop.text().startswith("20.2 ms") and steady.text().startswith("19.7 ms")
+    assert "1.03× the back-to-back median" in account(loop, steady, None)

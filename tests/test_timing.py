@@ -236,7 +236,8 @@ def test_shown_is_the_median_as_printed(median, printed):
 @pytest.mark.parametrize("value, kw, text", [
     (41 / 40, {}, "1.03"), (1.0249, {}, "1.02"), (1.0, {}, "1.00"),            # half up, as a reader rounds 1.025
     (139 / 25.5, dict(digits=2), "5.5"), (5.44, dict(digits=2), "5.4"), (2.0, dict(digits=2), "2"),
-    (1234.5, dict(digits=2), "1200"), (0.0456, dict(digits=2), "0.046"), (10.05, dict(digits=3), "10.1")])
+    (1234.5, dict(digits=2), "1200"), (0.0456, dict(digits=2), "0.046"), (10.05, dict(digits=3), "10.1"),
+    (-0.4, dict(decimals=0), "0"), (49.5, dict(decimals=0), "50")])
 def test_times_rounds_a_ratio_half_up(value, kw, text):
     assert timing.times(value, **kw) == text
 
@@ -254,3 +255,18 @@ def test_ratios_are_those_of_the_printed_medians():
     assert forty_one.text().startswith("41 µs") and timing.ratio(forty_one, forty) == pytest.approx(1.025)
     assert "1.03× apart" in timing.apart(forty, forty_one, margin=0.05)
     assert "1.03× apart" in timing.twice("it", forty, "here", forty_one, "there", margin=0.01)
+
+
+@pytest.mark.parametrize("slow_median, outcome", [(10.449e-6, timing.SAME),      # prints 10.4: 1.045× as printed
+                                                  (10.6e-6, timing.A_FASTER)])    # prints 10.6: 1.065×
+def test_the_margin_is_judged_on_the_printed_medians(slow_median, outcome):
+    """9.95 µs against a median of 10.449 µs is 1.0501× unrounded, past a 5 % margin, but the sentence prints
+    9.95 and 10.4, 1.045× apart: the verdict follows the printed figures, and its words agree with them."""
+    fast = timing.Timing((9.94e-6, 9.95e-6, 9.96e-6), timing.WALL)
+    slow = timing.Timing((slow_median - 0.02e-6, slow_median, slow_median + 0.02e-6), timing.WALL)
+    v = timing.versus(fast, slow, "A", "B", margin=0.05)
+    assert v.outcome == outcome
+    if outcome == timing.SAME:
+        assert "1.05× apart, within the 5 % we call the same" in v
+    else:
+        assert "is 1.1× faster than" in v

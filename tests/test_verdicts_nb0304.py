@@ -558,3 +558,19 @@ def test_cublas_share_notes_print_the_share_as_the_table_does():
     row = next(line for line in bench_matmul.table(rows).splitlines() if line.strip().startswith("matmul_1_naive")
                and "%" in line)
     assert "175.5%" in row and "matmul_1_naive 175.5%" in note
+
+
+def test_crossover_level_ratio_is_the_one_of_the_table_figures():
+    """The sweep table prints whole µs, 1007 and 1214: the sentence's ratio is theirs, 1.21×, not the 1.20× of
+    the medians as Timing.text() prints them (1.01 and 1.21 ms)."""
+    v = inference.crossover_sentence([sweep_row(1, 0.4, 0.05), sweep_row(1000, 1007.4e-6, 1214.4e-6)])
+    assert "at 1000 images the GPU's median is 1.21× lower" in v
+    assert timing.times(timing.ratio(t(1214.4e-6), t(1007.4e-6))) == "1.20"
+
+
+def test_loads_sentence_rounds_the_table_share_half_up():
+    """The table prints 86.5 %; the sentence says 87 %, as a reader rounds it (Python's round() on the binary
+    0.865 gives 86)."""
+    from helpers.bench import matmul as bench_matmul
+    said = bench_matmul.loads_sentence(_limit(0.865, m6=0.75, without=0.95))
+    assert "reaches 87%, winning back 60% of the loads' cost." in said

@@ -136,7 +136,7 @@ def test_fusion_segments_printed_drop_is_the_difference_of_the_printed_figures(f
     assert all(round(before - after, 1) == round(drop, 1) for before, after, drop in drops)
     k_u, step_u, k_f, step_f = (1e6 * f for f in figures)   # the figures printed are the ones passed in
     assert drops[0][:2] == (round(k_u, 1), round(k_f, 1))
-    assert drops[1][:2] == (round(step_u - k_u, 1), round(step_f - k_f, 1))
+    assert drops[1][:2] == (round(step_u - round(k_u, 1), 1), round(step_f - round(k_f, 1), 1))
 
 
 def test_fusion_segments_judges_the_printed_drops():
@@ -516,3 +516,26 @@ def test_cost_sentence_sets_the_steps_beside_the_epochs_difference(regularised, 
 def test_cost_sentence_sets_no_epoch_figure_unless_the_epoch_costs_more(regularised):
     v = bench_dropout.cost_sentence(T(regularised), T(52.5), -1.5e-6, 6.9e-6, steps=469)
     assert v.outcome != bench_dropout.COSTS_MORE and "over an epoch" not in v
+
+
+def test_fusion_segments_rest_is_the_printed_step_less_the_printed_kernels():
+    """Kernels of 40.16 µs print as 40.2: a step of 42.43 µs (the epoch as printed, over its steps) less the
+    printed 40.2 is 2.23, so 2.2 µs, the difference a reader takes; less the unrounded 40.16 it would be 2.3."""
+    v = fused_mlp.fusion_segments(40.16e-6, 42.43e-6, 21.2e-6, 22.84e-6)
+    assert "from 40.2 µs to 21.2 µs" in v and "from 2.2 µs to 1.6 µs" in v
+
+
+def test_cost_sentence_percentage_is_the_printed_epochs_rounded_half_up():
+    """Epochs printed as 10.2 and 9.95 ms differ by 2.51 %, so +3 %; the unrounded medians (10.18 and 9.95 ms)
+    would give +2 %."""
+    regularised, plain = T(10.18), T(9.95)
+    assert regularised.text("ms").startswith("10.2 ms") and plain.text("ms").startswith("9.95 ms")
+    assert "(+3 %" in bench_dropout.cost_sentence(regularised, plain, 0.5e-6, 0.1e-6)
+
+
+def test_loop_slowdown_ratio_is_the_printed_medians():
+    """A loop median of 30.05 ms prints as 30.1 beside 20 ms: 30.1 / 20 = 1.505, so 1.51× (half up), where the
+    unrounded medians give 1.50×: the sentence divides what it prints."""
+    loop, back = T(30.05), T(20.0)
+    assert loop.text().startswith("30.1 ms") and back.text().startswith("20 ms")
+    assert "took 1.51× as long as back-to-back" in fused_mlp.loop_slowdown(loop, back, None)

@@ -257,3 +257,10 @@ def test_printed_seconds_reads_back_what_seconds_text_prints(seconds, back):
 def test_fixed_cost_is_the_product_of_its_printed_factors():
     seconds, text = _profile.fixed_cost(469, 6, 2.6375e-6)
     assert text == "469 steps × 6 × 2.64 µs = 7.43 ms" and seconds == pytest.approx(469 * 6 * 2.64e-6)
+
+
+def test_floor_against_estimate_divides_the_printed_floor_by_the_printed_count():
+    """469 × 6 × 2.4 µs = 6.7536 ms prints as 6.75 ms; a floor printed as 7.19 ms is then 1.07× the count
+    (7.19 / 6.75 = 1.0652), not the 1.06× of the unrounded count."""
+    said = _profile.floor_against_estimate(T(7190, 0.001), 469, 6, 2.4e-6, "GPU timer query")
+    assert "= 6.75 ms of fixed cost" in said and "is 7.19 ms" in said and "the floor is 1.07× the count" in said

@@ -32,6 +32,7 @@ import math
 import statistics
 import tempfile
 import time
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from .. import data, findings, fused_mlp, gl, mode, reference, timing
@@ -198,10 +199,11 @@ def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: f
     larger, that the kernels were timed apart from these epochs. Outcome: COSTS_MORE or COSTS_LESS when the
     epochs differ beyond the noise (timing.compare), timing.SAME otherwise."""
     outcome = {timing.B_FASTER: COSTS_MORE, timing.A_FASTER: COSTS_LESS}.get(timing.compare(regularised, plain), timing.SAME)
-    extra = regularised.median / plain.median - 1
+    (with_printed, _), (without_printed, _) = (timing.printed_median(t, "ms") for t in (regularised, plain))
+    extra = Decimal(repr(100 * (with_printed / without_printed - 1))).quantize(Decimal(1), ROUND_HALF_UP) + 0   # no -0
     more = "more" if dropout_s >= 0 else "less"
     head = (f"With dropout and max-norm an epoch took {regularised.text('ms')} against {plain.text('ms')} without "
-            f"({100 * extra:+.0f} %")
+            f"({'+' if extra >= 0 else ''}{extra} %")
     head += ")" if outcome != timing.SAME else f", {timing.the_same(regularised, plain)})"
     said = (f"{head}: per step the dropout shaders take {1e6 * abs(dropout_s):.1f} µs {more} than the "
             f"plain pair, and the max-norm dispatch {1e6 * maxnorm_s:.1f} µs")

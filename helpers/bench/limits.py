@@ -189,7 +189,7 @@ def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
     head = f"without the barriers the same dispatches take {loose.text()} a step instead of {bare.text()}: "
     outcome = timing.compare(loose, bare, margin)
     if outcome == timing.A_FASTER:
-        wait = f"{1 - loose.median / bare.median:.0%}".replace("%", " %")
+        wait = f"{timing.times(100 * (1 - timing.ratio(loose, bare)), 0)} %"      # of the medians as printed
         return timing.Verdict(head + f"{wait} of a step is waiting at the barriers, where the next dispatch may not "
                               "begin until the last one has drained. That wait lies inside the kernels' own times "
                               "(each timed alone with its barrier, its drain included), so this share overlaps "

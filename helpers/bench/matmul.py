@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
@@ -338,7 +339,7 @@ def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
     if not pairs:
         return None
     level = sum(timing.overlap(a, b) for a, b in pairs.values())
-    gap = {k: max(a.median, b.median) / min(a.median, b.median) for k, (a, b) in pairs.items()}
+    gap = {k: max(timing.shown(a), timing.shown(b)) / min(timing.shown(a), timing.shown(b)) for k, (a, b) in pairs.items()}
     worst = max(gap, key=gap.get)
     a, b = pairs[worst]
     if len(pairs) == 1:
@@ -347,7 +348,7 @@ def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
         bands = (f"{'all' if level == len(pairs) else level} of {len(pairs)} pairs of 20–80 % bands overlap, and the "
                  "medians lie at most")
     return (f"At {n}³ the table timed {'this rung' if len(pairs) == 1 else 'these rungs'} again, in turn, per dispatch "
-            f"the same way as the cells above: {bands} {gap[worst]:.2f}× apart ({worst}: {a.text()} above, "
+            f"the same way as the cells above: {bands} {timing.times(gap[worst])}× apart ({worst}: {a.text()} above, "
             f"{b.text()} in the table).")
 
 
@@ -463,7 +464,8 @@ def loads_sentence(g: dict) -> str:
     #defines other than its file's). None where the dict has no matmul_6 or no NO_LOADS row."""
     if g["won_back"] is None:
         return None
-    pct = lambda x: round(100 * x)           # noqa: E731  the shares as printed
+    pct = lambda x: int(Decimal(f"{100 * x:.1f}").quantize(Decimal(1), ROUND_HALF_UP))   # noqa: E731  the table's
+    #                                          one-decimal share (86.5 %), rounded half up as a reader would (87 %)
     best = g.get("label") or _short(g["best"])
     head = (f"{g['size']}³: matmul_6 reaches {pct(g['matmul_6'])}% of cuBLAS, and without its global loads would "
             f"reach {pct(g['without_loads'])}%")

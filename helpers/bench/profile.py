@@ -23,6 +23,7 @@ import math
 import statistics
 import time
 from contextlib import contextmanager
+from decimal import ROUND_HALF_UP, Decimal
 
 import moderngl
 import numpy as np
@@ -334,13 +335,18 @@ def step_account(profile: dict, what: str = "a step") -> str:
 
 def around_the_calls(issue: timing.Timing, calls: list) -> str:
     """Python's issue time of a step less its calls (each call's seconds a step), from the figures as
-    printed (issue.text(), seconds_text) and at the issue time's decimals, the coarser: the difference a
-    reader gets by subtracting them. '-0.3 µs' where the calls add up to more."""
+    printed (issue.text(), seconds_text) and at the issue time's decimals, rounded half up: the difference
+    a reader gets by subtracting them (14.2 - 12.95 = 1.25, so 1.3 µs). '-0.3 µs' where the calls add up to
+    more."""
+    per = {"s": Decimal(1), "ms": Decimal(1000), "µs": Decimal(1000000)}          # units a second
     figure, unit = issue.text().split(" ", 2)[:2]
-    decimals = len(figure.split(".")[1]) if "." in figure else 0
-    scale = {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit]
-    left = round(float(figure) - sum(printed_seconds(c) * scale for c in calls), decimals)
-    return f"{left:.{decimals}f} {unit}" if left != 0 else f"{0:.{decimals}f} {unit}"
+    calls_printed = Decimal(0)
+    for seconds in calls:                                                        # each as seconds_text prints it
+        value, its_unit = seconds_text(seconds).split()
+        calls_printed += Decimal(value) * per[unit] / per[its_unit]
+    step = Decimal(1).scaleb(Decimal(figure).as_tuple().exponent)               # the issue time's last decimal
+    left = (Decimal(figure) - calls_printed).quantize(step, ROUND_HALF_UP) + 0   # + 0: never '-0.0'
+    return f"{left:f} {unit}"
 
 
 def stream_start(profile: dict) -> str:
@@ -421,16 +427,16 @@ def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, em
     head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost; the floor, an epoch of the "
             f"same empty dispatches timed by wall clock, is {floor.text()}")
     value, unit = floor.text().split()[:2]                   # the floor's median as printed
-    ratio = float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit] / estimate
+    ratio = float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit] / printed_seconds(estimate)   # printed / printed
     wide = (f" The floor's 20–80 % band is {100 * floor.noise:.0f} % of its median wide, so its median, and this "
             "ratio, can move from one run to the next." if floor.noise > WIDE_BAND else "")
-    if round(ratio, 2) == 1:
+    if timing.times(ratio) == "1.00":
         return f"{head}: the two agree to within 1 %.{wide}"
     if ratio > 1:
-        return (f"{head}: the floor is {ratio:.2f}× the count; an epoch's empty dispatches, timed whole with "
+        return (f"{head}: the floor is {timing.times(ratio)}× the count; an epoch's empty dispatches, timed whole with "
                 "Python's issue of every call and the wait for the last, cost more than copies of one timed in a "
                 f"stream, here.{wide}")
-    return (f"{head}: the floor is {1 / ratio:.2f}× below the count; an epoch's empty dispatches cost less "
+    return (f"{head}: the floor is {timing.times(1 / ratio)}× below the count; an epoch's empty dispatches cost less "
             f"than copies of one timed in a stream, here.{wide}")
 
 
