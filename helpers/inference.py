@@ -20,6 +20,7 @@ mapped_output_timings measures the difference on this driver.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from time import perf_counter
 
 import numpy as np
@@ -214,10 +215,21 @@ HOST_MARGIN = 0.5   # a round trip through host memory moves by tens of percent 
 
 
 def ahead(row: dict) -> str:
-    """timing.compare of the GPU's total against NumPy in one sweep row, with HOST_MARGIN: A_FASTER when the
-    GPU is ahead beyond the noise, B_FASTER when NumPy is, SAME otherwise (rows without timings: by their
-    medians)."""
-    return timing.compare(*_gpu_and_numpy(row), HOST_MARGIN)
+    """timing.compare's rule for the GPU's total against NumPy in one sweep row, with HOST_MARGIN, the margin
+    judged on the whole µs the sweep table prints (rows without timings: by their medians): A_FASTER when
+    the GPU is ahead beyond the noise, B_FASTER when NumPy is, SAME otherwise."""
+    gpu, numpy = _gpu_and_numpy(row)
+    g, n, limit = _table_us(gpu), _table_us(numpy), 1 + Decimal(str(HOST_MARGIN))
+    if gpu.high < numpy.low and n > g * limit:
+        return timing.A_FASTER
+    if numpy.high < gpu.low and g > n * limit:
+        return timing.B_FASTER
+    return timing.SAME
+
+
+def _table_us(t: timing.Timing) -> int:
+    """A median in whole µs as the sweep table prints it (at least 1, so a ratio of two is defined)."""
+    return max(round(t.median * 1e6), 1)
 
 
 def _gpu_and_numpy(row: dict) -> tuple:
@@ -279,10 +291,10 @@ def _lower(row: dict) -> str:
     """Which median of a level sweep row is lower, and by how much, from the whole µs the sweep table prints:
     "the GPU's median is 1.10× lower"."""
     gpu, numpy = _gpu_and_numpy(row)
-    g, n = (max(round(t.median * 1e6), 1) for t in (gpu, numpy))   # µs as the sweep table prints them
+    g, n = _table_us(gpu), _table_us(numpy)
     if numpy.median >= gpu.median:
-        return f"the GPU's median is {timing.times(n / g)}× lower"
-    return f"NumPy's median is {timing.times(g / n)}× lower"
+        return f"the GPU's median is {timing.times(Decimal(n) / g)}× lower"
+    return f"NumPy's median is {timing.times(Decimal(g) / n)}× lower"
 
 
 def crossover_sentence(rows: list[dict]) -> timing.Verdict:

@@ -135,27 +135,46 @@ def printed_median(t: Timing, unit: str) -> tuple[float, int]:
 def shown(t: Timing) -> float:
     """The median in seconds as t.text() prints it: a ratio taken from these is the one a reader gets by
     dividing the printed figures."""
+    return float(shown_exactly(t))
+
+
+def shown_exactly(t: Timing) -> Decimal:
+    """shown(t) as an exact decimal (1.44 ms is Decimal('0.00144') s), so a ratio of two printed figures
+    that ends in an exact 5, such as 1.44 / 1.28 = 1.125, rounds half up as a reader rounds it."""
     figure, unit = t.text().split(" ", 2)[:2]
-    return float(figure) / _unit(0.0, unit)[0]
+    return Decimal(figure) / {"s": Decimal(1), "ms": Decimal(1000), "µs": Decimal(1000000)}[unit]
 
 
-def ratio(a: Timing, b: Timing) -> float:
-    """shown(a) / shown(b): the ratio a reader gets by dividing the two printed medians."""
-    return shown(a) / shown(b)
+def ratio(a: Timing, b: Timing) -> Decimal:
+    """The printed median of a over the printed median of b, exactly: the ratio a reader gets by dividing
+    the two figures."""
+    return shown_exactly(a) / shown_exactly(b)
 
 
-def times(value: float, decimals: int | None = 2, digits: int | None = None) -> str:
+def times(value, decimals: int | None = 2, digits: int | None = None) -> str:
     """A ratio as printed: `decimals` places (1.03), or `digits` significant digits with trailing zeros
-    dropped (5.5, 2), rounded half up from the ratio's shortest decimal form, as a reader rounds 41/40 =
-    1.025 to 1.03 (Python's own formatting rounds the binary float, 1.0249999..., down). Every ratio the
-    course prints beside two timings should go through it, so one pair never gets two different ratios."""
-    exact = Decimal(repr(float(value)))
+    dropped (5.5, 2), rounded half up as a reader rounds 41/40 = 1.025 to 1.03 (Python's own formatting
+    rounds the binary float 1.0249999... down). `value` is a Decimal (ratio()) or a float, taken at its
+    shortest decimal form. Every ratio the course prints beside two timings should go through it."""
+    exact = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
     if digits is not None:
         step = Decimal(1).scaleb(exact.adjusted() - digits + 1) if exact else Decimal(1)
         rounded = exact.quantize(step, ROUND_HALF_UP) + 0                # + 0: never '-0'
         text = f"{rounded:f}"
         return text.rstrip("0").rstrip(".") if "." in text else text
     return f"{exact.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP) + 0:f}"
+
+
+def times_beyond(value: Decimal, margin: float, digits: int = 2) -> str:
+    """times(value, digits=...) with as many more significant digits as it takes to print a figure above
+    1 + margin, for a ratio compare() found beyond the margin: 1.12 at a 10 % margin prints as 1.12, never
+    as a 1.1 that reads as within it."""
+    limit = 1 + Decimal(str(margin))
+    for more in range(digits, digits + 6):
+        text = times(value, digits=more)
+        if Decimal(text) > limit:
+            return text
+    return times(value, digits=digits + 6)
 
 
 def _unit(seconds: float, unit: str) -> tuple[float, str]:
@@ -220,11 +239,21 @@ def compare(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     median is more than `margin` above A's (and B likewise); otherwise SAME (the_same() gives its words).
     The margin is judged on the medians as printed (shown()), the figures a reader divides, so a sentence
     never calls two timings apart that its own figures put within the margin, or the other way round."""
-    if a.high < b.low and shown(b) > shown(a) * (1 + margin):
+    limit = 1 + Decimal(str(margin))
+    if a.high < b.low and _beyond(b, a, limit):
         return A_FASTER
-    if b.high < a.low and shown(a) > shown(b) * (1 + margin):
+    if b.high < a.low and _beyond(a, b, limit):
         return B_FASTER
     return SAME
+
+
+def _beyond(slow: Timing, fast: Timing, limit: Decimal) -> bool:
+    """Whether slow's printed median is more than `limit` times fast's, exactly (32 against 33.6 µs is 1.05,
+    not beyond a 5 % margin); medians that do not print as positive finite figures are compared unrounded."""
+    s, f = shown_exactly(slow), shown_exactly(fast)
+    if s.is_finite() and f.is_finite() and f > 0:
+        return s > f * limit
+    return slow.median > fast.median * float(limit)
 
 
 def typical_above(slow: Timing, fast: Timing, margin: float = MARGIN) -> bool:
@@ -254,7 +283,7 @@ def overlap(a: Timing, b: Timing) -> bool:
 def apart(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     """Why compare() calls two timings whose bands do not overlap the same: '1.30× apart, within the 50 % we
     call the same' (the ratio of the medians as printed, and `margin` as the percentage it is)."""
-    return f"{times(max(shown(a), shown(b)) / min(shown(a), shown(b)))}× apart, within the {100 * margin:.3g} % we call the same"
+    return f"{times(max(ratio(a, b), ratio(b, a)))}× apart, within the {100 * margin:.3g} % we call the same"
 
 
 SAME_WITHIN_NOISE = "the same within the noise we measured"   # the_same()'s words where the bands overlap
@@ -280,8 +309,8 @@ def twice(what: str, first: Timing, first_with: str, second: Timing, second_with
     head = f"{what} took {first.text()} {first_with} and {second.text()} {second_with}"
     if compare(first, second, margin) == SAME:
         return f"{head}: {the_same(first, second, margin)}."
-    by = max(shown(first), shown(second)) / min(shown(first), shown(second))
-    return (f"{head}: {times(by, digits=3)}× apart; the two places differ in what else was timed there, and the code does "
+    by = max(ratio(first, second), ratio(second, first))
+    return (f"{head}: {times_beyond(by, margin, digits=3)}× apart; the two places differ in what else was timed there, and the code does "
             "not show which difference changes the time.")
 
 
@@ -304,9 +333,9 @@ def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGI
     outcome = compare(a, b, margin)
     both = f"{name_a} ({a.text()}) and {name_b} ({b.text()})"
     if outcome == A_FASTER:
-        text = f"{name_a} ({a.text()}) is {times(ratio(b, a), digits=2)}× faster than {name_b} ({b.text()})"
+        text = f"{name_a} ({a.text()}) is {times_beyond(ratio(b, a), margin)}× faster than {name_b} ({b.text()})"
     elif outcome == B_FASTER:
-        text = f"{name_b} ({b.text()}) is {times(ratio(a, b), digits=2)}× faster than {name_a} ({a.text()})"
+        text = f"{name_b} ({b.text()}) is {times_beyond(ratio(a, b), margin)}× faster than {name_a} ({a.text()})"
     else:
         text = f"{both} are {the_same(a, b, margin)}"
     return Verdict(text, outcome)

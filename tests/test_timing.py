@@ -252,7 +252,7 @@ def test_ratios_are_those_of_the_printed_medians():
     assert "is 5.5× faster than" in timing.versus(slow, fast, "B", "A")
     forty = timing.Timing((39.9e-6, 40e-6, 40.1e-6), timing.WALL)
     forty_one = timing.Timing((40.9e-6, 41.02e-6, 41.1e-6), timing.WALL)
-    assert forty_one.text().startswith("41 µs") and timing.ratio(forty_one, forty) == pytest.approx(1.025)
+    assert forty_one.text().startswith("41 µs") and float(timing.ratio(forty_one, forty)) == pytest.approx(1.025)
     assert "1.03× apart" in timing.apart(forty, forty_one, margin=0.05)
     assert "1.03× apart" in timing.twice("it", forty, "here", forty_one, "there", margin=0.01)
 
@@ -270,3 +270,32 @@ def test_the_margin_is_judged_on_the_printed_medians(slow_median, outcome):
         assert "1.05× apart, within the 5 % we call the same" in v
     else:
         assert "is 1.1× faster than" in v
+
+
+def _at(median, spread=0.001):
+    return timing.Timing((median * (1 - spread), median, median * (1 + spread)), timing.WALL)
+
+
+@pytest.mark.parametrize("fast_us, slow_us, margin", [(32, 33.6, 0.05), (42, 46.2, 0.10), (76, 87.4, 0.15),
+                                                      (72.8, 91, 0.25)])
+def test_a_ratio_exactly_at_the_margin_is_the_same(fast_us, slow_us, margin):
+    """33.6 / 32 is exactly 1.05: not beyond a 5 % margin, though the binary floats say it is."""
+    fast, slow = _at(fast_us * 1e-6), _at(slow_us * 1e-6)
+    v = timing.versus(fast, slow, "A", "B", margin)
+    assert v.outcome == timing.SAME and f"{1 + margin:.2f}× apart, within the {100 * margin:.3g} %" in v
+
+
+def test_a_ratio_beyond_the_margin_prints_beyond_it():
+    """14.5 against 16.6 ms is 1.145× at a 10 % margin: '1.1×' would read as within it, so it prints 1.14; and
+    twice() prints 39 against 41 µs, 1.0513×, beyond 5 %, as 1.051, not 1.05."""
+    v = timing.versus(_at(14.5e-3), _at(16.6e-3), "A", "B", margin=0.10)
+    assert v.outcome == timing.A_FASTER and "is 1.14× faster than" in v
+    assert "is 1.3× faster than" in timing.versus(_at(10e-3), _at(13e-3), "A", "B", margin=0.10)
+    said = timing.twice("it", _at(39e-6), "here", _at(41e-6), "there", margin=0.05)
+    assert "1.051× apart" in said
+
+
+def test_a_ratio_ending_in_an_exact_five_rounds_up():
+    """1.44 / 1.28 ms is exactly 1.125: 1.13 as a reader rounds it, where binary floats give 1.12."""
+    assert timing.times(timing.ratio(_at(1.44e-3), _at(1.28e-3))) == "1.13"
+    assert "1.13× apart" in timing.apart(_at(1.28e-3), _at(1.44e-3), margin=0.15)

@@ -574,3 +574,18 @@ def test_loads_sentence_rounds_the_table_share_half_up():
     from helpers.bench import matmul as bench_matmul
     said = bench_matmul.loads_sentence(_limit(0.865, m6=0.75, without=0.95))
     assert "reaches 87%, winning back 60% of the loads' cost." in said
+
+
+@pytest.mark.parametrize("gpu_us, numpy_us, outcome, column", [
+    (1000.4, 1504.9, timing.A_FASTER, "GPU"),    # table 1000 / 1505: beyond 1.5×
+    (999.6, 1499.6, timing.SAME, "same")])       # table 1000 / 1500: exactly 1.5×, though 1499.6 / 999.6 > 1.5
+def test_ahead_judges_the_margin_on_the_table_figures(gpu_us, numpy_us, outcome, column):
+    """The sweep table prints whole µs: 1505 against 1000 is beyond the 1.5× margin, 1500 is not, whatever the
+    medians' own three-digit text says (1.5 ms both times)."""
+    narrow = lambda us: timing.Timing((0.999 * us * 1e-6, us * 1e-6, 1.001 * us * 1e-6))   # noqa: E731
+    row = {"batch": 1000, "total": gpu_us * 1e-6, "numpy": numpy_us * 1e-6, "upload": 1e-6, "kernel": 1e-6,
+           "readback": 1e-6, "clock": "GPU timer query",
+           "timings": {"total": narrow(gpu_us), "numpy": narrow(numpy_us)}}
+    assert inference.ahead(row) == outcome
+    line = [l for l in inference.sweep_table([row]).splitlines() if l.strip().startswith("1000")][0]
+    assert line.split()[-1] == column

@@ -539,3 +539,9 @@ def test_loop_slowdown_ratio_is_the_printed_medians():
     loop, back = T(30.05), T(20.0)
     assert loop.text().startswith("30.1 ms") and back.text().startswith("20 ms")
     assert "took 1.51× as long as back-to-back" in fused_mlp.loop_slowdown(loop, back, None)
+
+
+def test_cost_sentence_percentage_of_an_exact_half_rounds_up():
+    """20.5 against 20 ms is exactly +2.5 %: +3 %, as the 1.03× beside it says."""
+    said = bench_dropout.cost_sentence(T(20.5, 0.001), T(20.0, 0.001), 0.5e-6, 0.1e-6)
+    assert "(+3 %" in said

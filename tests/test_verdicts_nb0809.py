@@ -264,3 +264,15 @@ def test_floor_against_estimate_divides_the_printed_floor_by_the_printed_count()
     (7.19 / 6.75 = 1.0652), not the 1.06× of the unrounded count."""
     said = _profile.floor_against_estimate(T(7190, 0.001), 469, 6, 2.4e-6, "GPU timer query")
     assert "= 6.75 ms of fixed cost" in said and "is 7.19 ms" in said and "the floor is 1.07× the count" in said
+
+
+def test_barrier_wait_share_is_the_printed_figures_rounded_half_up():
+    """13.9 against 20 µs: 1 - 13.9 / 20 is exactly 30.5 %, so 31 %."""
+    said = limits.barrier_wait(T(20.0, 0.001), T(13.9, 0.001))
+    assert said.outcome == "barriers cost" and "31 % of a step is waiting" in said
+
+
+def test_floor_against_estimate_rounds_an_exact_half_up():
+    """A floor of 1.44 ms against a count printed as 1.28 ms is exactly 1.125×: 1.13×."""
+    said = _profile.floor_against_estimate(T(1440, 0.001), 100, 4, 3.2e-6, "GPU timer query")
+    assert "= 1.28 ms of fixed cost" in said and "the floor is 1.13× the count" in said

@@ -199,8 +199,8 @@ def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: f
     larger, that the kernels were timed apart from these epochs. Outcome: COSTS_MORE or COSTS_LESS when the
     epochs differ beyond the noise (timing.compare), timing.SAME otherwise."""
     outcome = {timing.B_FASTER: COSTS_MORE, timing.A_FASTER: COSTS_LESS}.get(timing.compare(regularised, plain), timing.SAME)
-    (with_printed, _), (without_printed, _) = (timing.printed_median(t, "ms") for t in (regularised, plain))
-    extra = Decimal(repr(100 * (with_printed / without_printed - 1))).quantize(Decimal(1), ROUND_HALF_UP) + 0   # no -0
+    with_printed, without_printed = (Decimal(t.text("ms").split()[0]) for t in (regularised, plain))   # as printed
+    extra = (100 * (with_printed / without_printed - 1)).quantize(Decimal(1), ROUND_HALF_UP) + 0      # + 0: no -0
     more = "more" if dropout_s >= 0 else "less"
     head = (f"With dropout and max-norm an epoch took {regularised.text('ms')} against {plain.text('ms')} without "
             f"({'+' if extra >= 0 else ''}{extra} %")

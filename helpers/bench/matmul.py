@@ -339,7 +339,7 @@ def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
     if not pairs:
         return None
     level = sum(timing.overlap(a, b) for a, b in pairs.values())
-    gap = {k: max(timing.shown(a), timing.shown(b)) / min(timing.shown(a), timing.shown(b)) for k, (a, b) in pairs.items()}
+    gap = {k: max(timing.ratio(a, b), timing.ratio(b, a)) for k, (a, b) in pairs.items()}
     worst = max(gap, key=gap.get)
     a, b = pairs[worst]
     if len(pairs) == 1:

@@ -296,8 +296,7 @@ def pace(kernels: timing.Timing, issue: timing.Timing) -> timing.Verdict:
               "to the next, so this ratio, and which side sets the pace, can differ in another run")
     longer, shorter, outcome = ((gpu, python, GPU_LONGER) if kernels.median >= issue.median else
                                 (python, gpu, PYTHON_LONGER))
-    ratio = timing.times(max(timing.shown(kernels), timing.shown(issue)) / min(timing.shown(kernels), timing.shown(issue)),
-                         digits=2)
+    ratio = timing.times(max(timing.ratio(kernels, issue), timing.ratio(issue, kernels)), digits=2)
     verb = "take" if outcome == GPU_LONGER else "takes"
     how = "about as long as" if ratio == "1" else f"{ratio}× as long as"
     return timing.Verdict(f"{longer[0].upper()}{longer[1:]} {verb} {how} {shorter}: {caveat}.", outcome)
@@ -427,7 +426,9 @@ def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, em
     head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost; the floor, an epoch of the "
             f"same empty dispatches timed by wall clock, is {floor.text()}")
     value, unit = floor.text().split()[:2]                   # the floor's median as printed
-    ratio = float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit] / printed_seconds(estimate)   # printed / printed
+    per = {"s": Decimal(1), "ms": Decimal(1000), "µs": Decimal(1000000)}
+    counted, counted_unit = seconds_text(estimate).split()
+    ratio = Decimal(value) / per[unit] / (Decimal(counted) / per[counted_unit])   # printed / printed, exactly
     wide = (f" The floor's 20–80 % band is {100 * floor.noise:.0f} % of its median wide, so its median, and this "
             "ratio, can move from one run to the next." if floor.noise > WIDE_BAND else "")
     if timing.times(ratio) == "1.00":
