@@ -594,7 +594,7 @@ def mapped_read_verdict(worst_name: str, worst: float, none, staged, mapped, mar
     return timing.Verdict(
         f"after staged reads a step's kernels took {staged.text()}, {timing.times(timing.ratio(staged, none))}× their time "
         f"with no reads, {none.text()}: {words}; after mapped reads they took {mapped.text()}, "
-        f"{timing.times(timing.ratio(mapped, none))}× (the most affected, {worst_name}, {worst:.2f}×), a figure that can "
+        f"{timing.times(timing.ratio(mapped, none))}× (the most affected, {worst_name}, {timing.times(worst)}×), a figure that can "
         "differ from one run to the next, as the driver chooses anew whether to move a mapped buffer", outcome)
 
 
