@@ -131,6 +131,11 @@ def printed_median(t: Timing, unit: str) -> tuple[float, int]:
     return float(figure), len(figure.split(".")[1]) if "." in figure else 0
 
 
+def in_seconds(figure: str, unit: str) -> float:
+    """A printed figure and its unit ('2.64', 'µs') back in seconds."""
+    return float(figure) / _unit(0.0, unit)[0]
+
+
 def _unit(seconds: float, unit: str) -> tuple[float, str]:
     if unit == "auto":
         unit = "s" if seconds >= 1 else "ms" if seconds >= 1e-3 else "µs"

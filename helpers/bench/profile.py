@@ -382,8 +382,7 @@ def epoch_sum_text(epoch: timing.Timing, steps: int, step: timing.Timing, unacco
 def printed_seconds(seconds: float) -> float:
     """Seconds as seconds_text prints them (three significant digits), back in seconds: the figure a reader
     multiplies, so a product printed beside it is the one the reader gets."""
-    value, unit = seconds_text(seconds).split()
-    return float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit]
+    return timing.in_seconds(*seconds_text(seconds).split())
 
 
 def fixed_cost(steps: int, dispatches: int, empty: float) -> tuple[float, str]:
@@ -403,8 +402,7 @@ def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, em
     lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
     head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost; the floor, an epoch of the "
             f"same empty dispatches timed by wall clock, is {floor.text()}")
-    value, unit = floor.text().split()[:2]                   # the floor's median as printed
-    ratio = float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit] / estimate
+    ratio = timing.in_seconds(*floor.text().split()[:2]) / estimate   # the floor's median as printed
     if round(ratio, 2) == 1:
         return f"{head}: the two agree to within 1 %."
     if ratio > 1:
