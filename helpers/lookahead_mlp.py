@@ -42,7 +42,8 @@ def shared_bytes(defines: dict) -> int:
     """Bytes of shared memory a work group of SHADER uses with these defines: its seven shared arrays, each
     rounded up to 16 bytes as a driver lays them out (a define left out takes the file's default)."""
     source = gl.shader_path(SHADER).read_text()
-    rc, b, h, c = (int(defines[k]) if k in defines else int(gl.define(source, k)) for k in ("RC", "B_PAD", "HIDDEN", "N_OUT"))
+    rc, b, h, c = (int(defines[k]) if k in defines else int(gl.define(source, k))
+                   for k in ("RC", "B_PAD", "HIDDEN", "N_OUT"))
     floats = (rc * b, rc, rc * h, (h + 1) * c, 3 * rc * c, 4 * 1024, b)   # g4_s y_s z_s w2_s logit_s tile row_start
     return sum(-(-4 * n // 16) * 16 for n in floats)
 
@@ -69,8 +70,8 @@ class LookaheadMLP(Trainer):
         self.defines = dict(sizes, **(defines or {}))
         need, limit = shared_bytes(self.defines), gl.max_shared_memory(ctx) or SHARED_LIMIT
         if need > limit:   # refused before the compiler sees it: a driver may take minutes to fail
-            raise ValueError(f"{SHADER} keeps [W2; b2] and {self.defines.get('RC', 'RC')} rows of the hidden layer "
-                             f"in shared memory: at {self.K}-{self.H}-{N_OUT} a work group needs {need:,} bytes, "
+            raise ValueError(f"{SHADER} keeps [W2; b2] and a block of the hidden layer's rows in shared memory: "
+                             f"at {self.K}-{self.H}-{N_OUT} a work group needs {need:,} bytes, "
                              f"over the {limit:,} this OpenGL gives one. Fix: a smaller H (or RC), or "
                              f"fused_mlp.FusedMLP, which trains any width")
         self.kernel = gl.Kernel(ctx, SHADER, self.defines)

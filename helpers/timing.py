@@ -141,8 +141,17 @@ def shown(t: Timing) -> float:
 def shown_exactly(t: Timing) -> Decimal:
     """shown(t) as an exact decimal (1.44 ms is Decimal('0.00144') s), so a ratio of two printed figures
     that ends in an exact 5, such as 1.44 / 1.28 = 1.125, rounds half up as a reader rounds it."""
-    figure, unit = t.text().split(" ", 2)[:2]
+    return seconds_exactly(*t.text().split(" ", 2)[:2])
+
+
+def seconds_exactly(figure: str, unit: str) -> Decimal:
+    """A printed figure and its unit ('2.64', 'µs') back in seconds, exactly."""
     return Decimal(figure) / {"s": Decimal(1), "ms": Decimal(1000), "µs": Decimal(1000000)}[unit]
+
+
+def in_seconds(figure: str, unit: str) -> float:
+    """A printed figure and its unit ('2.64', 'µs') back in seconds."""
+    return float(seconds_exactly(figure, unit))
 
 
 def ratio(a: Timing, b: Timing) -> Decimal:

@@ -337,14 +337,11 @@ def around_the_calls(issue: timing.Timing, calls: list) -> str:
     printed (issue.text(), seconds_text) and at the issue time's decimals, rounded half up: the difference
     a reader gets by subtracting them (14.2 - 12.95 = 1.25, so 1.3 µs). '-0.3 µs' where the calls add up to
     more."""
-    per = {"s": Decimal(1), "ms": Decimal(1000), "µs": Decimal(1000000)}          # units a second
     figure, unit = issue.text().split(" ", 2)[:2]
-    calls_printed = Decimal(0)
-    for seconds in calls:                                                        # each as seconds_text prints it
-        value, its_unit = seconds_text(seconds).split()
-        calls_printed += Decimal(value) * per[unit] / per[its_unit]
+    calls_printed = sum(timing.seconds_exactly(*seconds_text(c).split()) for c in calls)   # as printed, in s
+    left_s = timing.seconds_exactly(figure, unit) - calls_printed
     step = Decimal(1).scaleb(Decimal(figure).as_tuple().exponent)               # the issue time's last decimal
-    left = (Decimal(figure) - calls_printed).quantize(step, ROUND_HALF_UP) + 0   # + 0: never '-0.0'
+    left = (left_s / timing.seconds_exactly("1", unit)).quantize(step, ROUND_HALF_UP) + 0   # + 0: never '-0.0'
     return f"{left:f} {unit}"
 
 
@@ -400,8 +397,7 @@ def epoch_sum_text(epoch: timing.Timing, steps: int, step: timing.Timing, unacco
 def printed_seconds(seconds: float) -> float:
     """Seconds as seconds_text prints them (three significant digits), back in seconds: the figure a reader
     multiplies, so a product printed beside it is the one the reader gets."""
-    value, unit = seconds_text(seconds).split()
-    return float(value) / {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit]
+    return timing.in_seconds(*seconds_text(seconds).split())
 
 
 def fixed_cost(steps: int, dispatches: int, empty: float) -> tuple[float, str]:
@@ -425,10 +421,8 @@ def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, em
     lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
     head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost; the floor, an epoch of the "
             f"same empty dispatches timed by wall clock, is {floor.text()}")
-    value, unit = floor.text().split()[:2]                   # the floor's median as printed
-    per = {"s": Decimal(1), "ms": Decimal(1000), "µs": Decimal(1000000)}
-    counted, counted_unit = seconds_text(estimate).split()
-    ratio = Decimal(value) / per[unit] / (Decimal(counted) / per[counted_unit])   # printed / printed, exactly
+    ratio = (timing.seconds_exactly(*floor.text().split()[:2])                 # printed / printed, exactly
+             / timing.seconds_exactly(*seconds_text(estimate).split()))
     wide = (f" The floor's 20–80 % band is {100 * floor.noise:.0f} % of its median wide, so its median, and this "
             "ratio, can move from one run to the next." if floor.noise > WIDE_BAND else "")
     if timing.times(ratio) == "1.00":
