@@ -513,15 +513,15 @@ def fastest_loop_epoch(loop: timing.Timing, back: timing.Timing, margin: float =
 def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | None = None,
                   margin: float = 0.15) -> timing.Verdict:
     """A training loop's epochs (evaluation left out) against back-to-back epochs of the same trainer, with
-    drawing, the seconds an epoch the loop spent drawing its progress bar and plot while the GPU waited
-    (None: the loop drew neither).
+    drawing, the seconds an epoch the loop spent drawing its progress bar and plot at the checks, counted in
+    the epoch's time (None: the loop drew neither).
     The loop's epochs have two modes (a few at full speed, most slowed by the pauses between epochs), so its
     band can reach down to back-to-back epochs while most of its epochs are slower. Slower when a typical loop
     epoch (the median) takes longer than four in five back-to-back ones by more than `margin`
     (timing.typical_above); outcome timing.SAME or "slower in the loop"."""
     ratio = timing.times(timing.ratio(loop, back))
-    pause = (f"the loop drew a progress bar and a live plot at every check ({1e3 * drawing:.1f} ms an epoch, left "
-             "out of the epoch's time, the GPU idle meanwhile)" if drawing is not None else
+    pause = (f"the loop drew a progress bar and a live plot at every check ({1e3 * drawing:.1f} ms an epoch, "
+             "counted in the epoch's time, while the GPU ran the steps queued before the check)" if drawing is not None else
              "the loop drew nothing during its epochs, and the GPU waited only for the evaluation between them")
     if timing.typical_above(loop, back, margin):
         fastest = fastest_loop_epoch(loop, back, margin)

@@ -124,6 +124,21 @@ def test_main_rows_and_other_uploads():
     assert bench_inference.other_uploads(rows[:1]) is None
 
 
+def test_other_uploads_names_every_way_level_with_the_fastest():
+    """Run N of notebook 03: orphaned first and the pipelined upload both printed 15.1 GB/s, and the sentence
+    named one of them the fastest."""
+    orphaned = "upload float32 into existing buffer, orphaned first"
+    rows = [{"what": w, "seconds": 1.0, "clock": "wall", "gbps": g} for w, g in [
+        ("upload float32 into existing buffer", 14.5), (orphaned, 15.12), (PIPELINED, 15.08),
+        (bench_inference.CEILING, 52.7)]]
+    level = bench_inference.other_uploads(rows)
+    assert f"the fastest, {orphaned.removeprefix('upload float32 ')} and " in level
+    assert "level at 15.1, reach 29% of it" in level                   # 15.1 / 52.7 = 28.7 %
+    rows[2]["gbps"] = 15.0
+    ahead = bench_inference.other_uploads(rows)
+    assert "level at" not in ahead and "the fastest, into existing buffer, orphaned first, reaches 29% of it" in ahead
+
+
 def test_mapped_output_timings_times_both_buffers(ctx, rng):
     from helpers import inference, timing
     params = reference.init_params(seed=0)

@@ -182,6 +182,17 @@ def test_epoch_shares_read_on_after_a_lead_in():
     v = limits.epoch_shares({"kernel": 0.7, "dispatch": 0.23, "readback": 0.07})
     assert v == "kernel 70 %, dispatch 23 %, readback 7 % of the epoch; the largest part is kernel"
     assert "shares of the epoch" not in v and not v.startswith("An epoch")
+    assert "rounded so that they add up to 100" not in v          # each part is its own rounding
+
+
+def test_epoch_shares_say_when_a_part_was_rounded_to_make_100():
+    """Run N of notebook 08: upload 0.047 of a 10.4 ms epoch (0.45 %) printed as 1 % so that the parts add up to 100."""
+    lifted = limits.epoch_shares({"kernel": 0.692, "dispatch": 0.222, "between": 0.062, "readback": 0.040,
+                                  "upload": 0.0045, "unaccounted": -0.0205})
+    assert "upload 1 %" in lifted and "(whole percents, rounded so that they add up to 100)" in lifted
+    level = limits.epoch_shares({"kernel": 0.692, "dispatch": 0.222, "between": 0.062, "readback": 0.040,
+                                 "upload": 0.0055, "unaccounted": -0.0215})
+    assert "upload 1 %" in level and "rounded so that" not in level
 
 
 # --- the GPU's dispatches against Python's issue time (profile.pace, in step_account) ------------------------------

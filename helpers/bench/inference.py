@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import os
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from decimal import Decimal
 from time import perf_counter
 
 import numpy as np
@@ -365,9 +366,16 @@ def other_uploads(rows: list[dict]) -> str | None:
     ways = "; ".join(f"{r['what'].removeprefix('upload float32 ')} {r['gbps']:.1f}" for r in others)
     text = f"The other float32 uploads reached, in GB/s: {ways}; against buffer.write's {direct['gbps']:.1f}"
     if CEILING in get:
-        best = fastest_upload(rows)
-        text += (f" and a copy from pinned memory's {get[CEILING]['gbps']:.1f}, the limit: the fastest, "
-                 f"{best['what'].removeprefix('upload float32 ')}, reaches {best['gbps'] / get[CEILING]['gbps']:.0%} of it")
+        best, ceiling = fastest_upload(rows), f"{get[CEILING]['gbps']:.1f}"
+        shown = f"{best['gbps']:.1f}"                  # ways that print the same GB/s are level
+        level = [r["what"].removeprefix("upload float32 ") for r in rows
+                 if r["what"].startswith(("upload float32 into existing", "upload float32 via"))
+                 and r.get("seconds") and f"{r['gbps']:.1f}" == shown]
+        share = timing.times(100 * Decimal(shown) / Decimal(ceiling), 0)   # of the figures as printed
+        text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, reaches {share}% of it"
+                 if len(level) == 1 else
+                 f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {' and '.join(level)}, level "
+                 f"at {shown}, reach {share}% of it")
     return text + "."
 
 

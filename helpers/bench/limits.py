@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from .. import findings, timing
@@ -206,7 +207,8 @@ def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
     """An epoch's parts (seconds, adding up to the epoch; one may be negative, an overlap or what the parts
     measured apart add up to beyond the epoch) as shares that add to 100 %, and which part is the largest
     ('kernel 70 %, dispatch 23 %, … of the epoch; the largest part is kernel', reading on after a lead-in
-    such as 'An epoch of 469 steps: '):
+    such as 'An epoch of 469 steps: '; where a part had to take a point more or less than its own rounding
+    half up gives, so that they add up to 100, the sentence says so):
     named only where it leads the next by more than `lead` of the epoch (outcome "largest: NAME"),
     otherwise "too close to call"."""
     total = sum(parts.values())
@@ -214,7 +216,11 @@ def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
         raise ValueError(f"the parts must add up to a positive time, got {total}")
     shares = {k: v / total for k, v in parts.items()}
     ranked = sorted(shares, key=shares.get, reverse=True)
-    text = ", ".join(f"{k} {p} %" for k, p in profile.whole_percents(shares).items()) + " of the epoch"
+    percents = profile.whole_percents(shares)
+    text = ", ".join(f"{k} {p} %" for k, p in percents.items()) + " of the epoch"
+    alone = {k: int(Decimal(100 * v).quantize(Decimal(1), ROUND_HALF_UP)) for k, v in shares.items()}
+    if percents != alone:   # a part shows a point more or less than its own rounding gives: say why
+        text += " (whole percents, rounded so that they add up to 100)"
     if len(ranked) == 1 or shares[ranked[0]] - shares[ranked[1]] > lead:
         return timing.Verdict(f"{text}; the largest part is {ranked[0]}", f"largest: {ranked[0]}")
     return timing.Verdict(f"{text}; {ranked[0]} and {ranked[1]} are too close to call the larger", "too close to call")
