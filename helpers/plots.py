@@ -117,7 +117,7 @@ def digit_grid(images: np.ndarray, labels=None, predicted=None, cols: int = 10, 
 
 
 def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str = "", log: bool = False,
-                 small: float = 0.02, figures: dict | None = None):
+                 small: float = 0.01, figures: dict | None = None):
     """Stacked horizontal bars: one bar per row (a version, a batch size), one segment per phase.
 
     rows = {"naive": {"upload": 1e-5, "kernel": 2e-6, "readback": 8e-6}, ...}, seconds. small: a segment
@@ -183,7 +183,7 @@ def _fit_labels(fig, ax, texts, tries: int = 3) -> None:
 PHASE_COLOURS.update({"between dispatches": "#64b5cd", "unaccounted": "#ece7c9"})   # epoch_bars' parts
 
 
-def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = "", small: float = 0.02):
+def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = "", small: float = 0.01):
     """An epoch (or a step) in parts, one stacked bar per row, seconds as stacked_bars takes them. A part too
     thin to see (under `small` of the longest bar) is left out of the legend and named in words; a
     negative part (an overlap, or parts measured apart adding up to more than the whole) cannot be drawn,
