@@ -244,16 +244,29 @@ def _beyond(epochs: list, floor: timing.Timing) -> timing.Timing:
     return timing.Timing((low, low, mid, high, high), floor.clock)
 
 
+def _paired_beyond(epochs: list, floor: timing.Timing) -> timing.Timing:
+    """What the epochs together cost beyond `floor` apiece, round by round: epochs taken in turn with the floor
+    (timing.measure_interleaved keeps each one's samples in the order of its rounds), so sample i of the result
+    is the sum of the epochs' sample i less the floor's sample i for each. A drift between rounds falls on all
+    of them and cancels, which adding up each epoch's band at its widest (_beyond) cannot know."""
+    rounds = {len(e.samples) for e in epochs} | {len(floor.samples)}
+    if len(rounds) != 1:
+        raise ValueError(f"epochs taken in turn have one sample a round each; got {sorted(rounds)} samples")
+    n = len(epochs)
+    return timing.Timing(tuple(sum(e.samples[i] for e in epochs) - n * floor.samples[i]
+                               for i in range(len(floor.samples))), floor.clock)
+
+
 def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
                         margin: float = MARGIN) -> timing.Verdict:
     """The lookahead epoch with every kind of work group at work (whole) against each kind at work alone
     (parts: {kind: Timing}), each beyond the epoch with no group's work (floor); the epochs taken in turn
     (the appendix), so that a drift falls on the floor and the kinds alike. The whole's cost and the parts'
-    costs added up are compared as timing.compare compares two timings, on bands that take every epoch's
-    band at its widest (_beyond). Outcome: LESS_THAN_THE_SUM (the kinds run at least partly side by side),
+    costs added up are taken round by round (_paired_beyond) and compared as timing.compare compares two
+    timings. Outcome: LESS_THAN_THE_SUM (the kinds run at least partly side by side),
     MORE_THAN_THE_SUM (together they cost more than alone), ABOUT_THE_SUM otherwise (as if one after
     another); NO_COST where the whole or the parts added up cost nothing beyond the floor (at the median)."""
-    together, added = _beyond([whole], floor), _beyond(list(parts.values()), floor)
+    together, added = _paired_beyond([whole], floor), _paired_beyond(list(parts.values()), floor)
     kinds = {2: "two", 3: "three", 4: "four"}.get(len(parts), str(len(parts)))
     head = (f"Beyond the epoch with no group's work, every kind of work group at once cost {together.text()} an "
             f"epoch and the {kinds} kinds alone, added up, {added.text()}")
