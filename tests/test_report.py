@@ -244,3 +244,13 @@ def test_band_is_shown_only_for_rows_that_store_one():
     assert report._band({"seconds": 41.7e-6, "seconds_low": 41.3e-6, "seconds_high": 42.3e-6}, "seconds", 1.0) \
         == " (41.3–42.3)"
     assert report._band({"ms": 12.8}, "ms", 1e-3) == ""
+
+
+def test_accuracy_row_counts_the_warm_up_epochs_or_names_no_total():
+    """The GLSL trainer trains in the benchmark's warm-up too: with 5 timed epochs it trained more than 6."""
+    row = {"test_acc": 0.9739, "epochs_s": [0.024] * 5}
+    unknown = report.accuracy_row(row)
+    assert unknown[1] == "97.39 % after the benchmark's epochs" and "6" not in " ".join(unknown)
+    assert "warm-up's epochs (at least a second of them) and 5 timed ones" in unknown[3]
+    known = report.accuracy_row({**row, "epochs_trained": 9})
+    assert known[1] == "97.39 % after 9 epochs" and "run of 9 epochs (its warm-up's and 5 timed)" in known[3]

@@ -45,3 +45,13 @@ def test_company_note_gives_both_figures_of_the_six_dispatch_epoch_or_nothing():
     assert note in takeaways.page(bench, "x.json")
     bench["benches"]["fused"] = []
     assert takeaways.company_note(bench) == "" and "epoch has two rows" not in takeaways.page(bench, "x.json")
+
+
+def test_keep_it_on_the_gpu_compares_the_two_epochs_timed_in_turn():
+    """NumPy's epoch is timed in turn with the six-dispatch GLSL epoch (the training benchmark), not with the
+    fused trainer's (the fused benchmark): the first rule sets those two side by side."""
+    bench = {"device": {"renderer": "X", "date": "d"}, "benches": {
+        "train": [{"name": "GLSL (ModernGL)", "epoch_s": 0.024}, {"name": "NumPy (CPU)", "epoch_s": 0.307}],
+        "fused": [{"name": "fused 784-128-10 SGD", "ms": 10.96, "dispatches_per_step": 2}]}}
+    first = next(r for r in takeaways.rules(bench) if r.rule.startswith("Keep the data"))
+    assert (first.slow_s, first.fast_s) == (0.307, 0.024) and "six dispatches a step" in first.fast
