@@ -387,8 +387,8 @@ def _limit(share, m6=0.40, without=0.57):
 def test_loads_sentence_beyond_the_loads_never_wins_back_more_than_all():
     from helpers.bench import matmul as bench_matmul
     said = bench_matmul.loads_sentence(_limit(0.90))     # won_back 2.94: more than removing every load gives
-    assert said == ("1024³: matmul_6 reaches 40% of cuBLAS, and without its global loads would reach 57%; matmul_9 "
-                    "reaches 90%, beyond what removing matmul_6's loads alone gives: its own changes gain more than "
+    assert said == ("1024³: matmul_6 reaches 40.0% of cuBLAS, and without its global loads would reach 57.0%; "
+                    "matmul_9 reaches 90.0%, beyond what removing matmul_6's loads alone gives: its own changes gain more than "
                     "the loads cost.")
     assert "winning back" not in said
 
@@ -396,19 +396,19 @@ def test_loads_sentence_beyond_the_loads_never_wins_back_more_than_all():
 def test_loads_sentence_below_the_loads_says_how_much_it_wins_back():
     from helpers.bench import matmul as bench_matmul
     said = bench_matmul.loads_sentence(_limit(0.87, m6=0.75, without=0.93))
-    assert said == ("1024³: matmul_6 reaches 75% of cuBLAS, and without its global loads would reach 93%; matmul_9 "
-                    "reaches 87%, winning back 67% of the loads' cost.")
+    assert said == ("1024³: matmul_6 reaches 75.0% of cuBLAS, and without its global loads would reach 93.0%; "
+                    "matmul_9 reaches 87.0%, winning back 67% of the loads' cost.")
     assert round(100 * (0.87 - 0.75) / (0.93 - 0.75)) == 67          # the printed share is the derived one
     assert "beyond" not in said
 
 
 def test_loads_sentence_level_with_the_loads_and_without_a_gain():
     from helpers.bench import matmul as bench_matmul
-    level = bench_matmul.loads_sentence(_limit(0.571))    # 57% printed on both sides
-    assert level.endswith("matmul_9 reaches 57% too, as much as removing matmul_6's loads gives.")
+    level = bench_matmul.loads_sentence(_limit(0.5704))   # 57.0% printed on both sides
+    assert level.endswith("matmul_9 reaches 57.0% too, as much as removing matmul_6's loads gives.")
     assert "winning back" not in level and "beyond" not in level
     nothing = bench_matmul.loads_sentence(_limit(0.90, m6=0.60, without=0.55))
-    assert "removing them gains nothing here; matmul_9 reaches 90%." in nothing
+    assert "removing them gains nothing here; matmul_9 reaches 90.0%." in nothing
     assert bench_matmul.loads_sentence(_limit(0.90, m6=0.57, without=0.57)) is None
 
 
@@ -487,7 +487,7 @@ def test_retimed_counts_the_pairs_whose_bands_do_not_overlap_and_matches_configu
 def test_loads_sentence_names_the_configuration_it_is_given():
     from helpers.bench import matmul as bench_matmul
     said = bench_matmul.loads_sentence(dict(_limit(0.90), label="matmul_9_interior with 64×64 blocks"))
-    assert "; matmul_9_interior with 64×64 blocks reaches 90%" in said
+    assert "; matmul_9_interior with 64×64 blocks reaches 90.0%" in said
     assert said.endswith("its own changes, the layout it runs with here among them, gain more than the loads cost.")
 
 
@@ -537,14 +537,16 @@ def test_cublas_share_notes_write_percent_one_way():
 
 
 def test_loads_sentence_wins_back_what_the_printed_percentages_give():
-    """Unrounded, 0.874 - 0.746 over 0.926 - 0.746 is 71 %; printed, 87, 75 and 93 give (87 - 75) / (93 - 75),
-    67 %, which is what the sentence says. Equal printed percentages for matmul_6 with and without its loads
-    say that removing them gains nothing, never a division by zero."""
+    """Printed, 87.4, 74.6 and 92.6 give (87.4 - 74.6) / (92.6 - 74.6), 71 %, which is what the sentence says.
+    Equal printed percentages for matmul_6 with and without its loads say that removing them gains nothing,
+    never a division by zero; a rung no faster than matmul_6 wins nothing back, never a negative share."""
     from helpers.bench import matmul as bench_matmul
     said = bench_matmul.loads_sentence(_limit(0.874, m6=0.746, without=0.926))
-    assert "reaches 87%, winning back 67% of the loads' cost." in said
-    said = bench_matmul.loads_sentence(_limit(0.744, m6=0.746, without=0.748))
+    assert "reaches 87.4%, winning back 71% of the loads' cost." in said
+    said = bench_matmul.loads_sentence(_limit(0.744, m6=0.746, without=0.7462))
     assert "removing them gains nothing here" in said
+    said = bench_matmul.loads_sentence(_limit(0.744, m6=0.746, without=0.748))
+    assert said.endswith("reaches 74.4%, no more than matmul_6 with its loads.") and "winning" not in said
 
 
 def test_cublas_share_notes_print_the_share_as_the_table_does():
@@ -568,12 +570,13 @@ def test_crossover_level_ratio_is_the_one_of_the_table_figures():
     assert timing.times(timing.ratio(t(1214.4e-6), t(1007.4e-6))) == "1.20"
 
 
-def test_loads_sentence_rounds_the_table_share_half_up():
-    """The table prints 86.5 %; the sentence says 87 %, as a reader rounds it (Python's round() on the binary
-    0.865 gives 86)."""
+def test_loads_sentence_quotes_the_table_share():
+    """Run Q: the table printed 87.5 % for a rung at 87.48 % of cuBLAS, and the sentence, rounding that printed
+    figure again, said 88 % where the sentence on the top rung said 87 %. It now quotes the table's 87.5 %."""
     from helpers.bench import matmul as bench_matmul
-    said = bench_matmul.loads_sentence(_limit(0.865, m6=0.75, without=0.95))
-    assert "reaches 87%, winning back 60% of the loads' cost." in said
+    said = bench_matmul.loads_sentence(_limit(0.8748, m6=0.75, without=0.95))
+    assert "reaches 87.5%, winning back 63% of the loads' cost." in said              # 12.5 / 20 = 62.5 %, half up
+    assert "88%" not in said
 
 
 @pytest.mark.parametrize("gpu_us, numpy_us, outcome, column", [

@@ -225,6 +225,7 @@ def test_epoch_sum_text_either_side_of_zero(unaccounted, words):
     text = _profile.epoch_sum_text(T(10_400), 469, T(23), unaccounted)
     assert words in text and "469 steps of 23 µs" in text and text.startswith("The epoch takes 10.4 ms")
     assert ("below zero" in text) == (unaccounted < 0) and "-" not in text.split("overrun")[-1]
+    assert "shown as" not in text and (("bar runs past the epoch" in text) == (unaccounted < 0))   # nothing drawn below zero
 
 
 @pytest.mark.parametrize("floor_ms, words", [

@@ -457,19 +457,19 @@ def _short(impl: str) -> str:
 
 def loads_sentence(g: dict) -> str:
     """One of against_cublas's dicts as a sentence: what matmul_6 would reach without its global loads, what
-    the fastest rung reaches, and how much of the loads' cost it wins back, taken from the three printed
-    percentages as a reader would take it; where the fastest rung goes beyond matmul_6 without any loads
+    the fastest rung reaches, and how much of the loads' cost it wins back, each share as the table prints it
+    (one decimal, so the sentence and the table never round one figure two ways) and the share won back taken
+    from those three printed figures; where the fastest rung goes beyond matmul_6 without any loads
     (judged on the printed percentages), it says that instead: a rung cannot win back more than a cost, its
     own changes gain more than the loads cost (the layout it runs with among them, where g["label"] names
     #defines other than its file's). None where the dict has no matmul_6 or no NO_LOADS row."""
     if g["won_back"] is None:
         return None
-    pct = lambda x: int(Decimal(f"{100 * x:.1f}").quantize(Decimal(1), ROUND_HALF_UP))   # noqa: E731  the table's
-    #                                          one-decimal share (86.5 %), rounded half up as a reader would (87 %)
+    pct = lambda x: Decimal(f"{100 * x:.1f}")   # noqa: E731  the share as the table prints it (86.5 %)
     best = g.get("label") or _short(g["best"])
     head = (f"{g['size']}³: matmul_6 reaches {pct(g['matmul_6'])}% of cuBLAS, and without its global loads would "
             f"reach {pct(g['without_loads'])}%")
-    if g["without_loads"] <= g["matmul_6"] or pct(g["without_loads"]) == pct(g["matmul_6"]):
+    if pct(g["without_loads"]) <= pct(g["matmul_6"]):
         return f"{head}: removing them gains nothing here; {best} reaches {pct(g['share'])}%."
     if pct(g["share"]) > pct(g["without_loads"]):
         other = g.get("label") not in (None, g["best"], _short(g["best"]))   # not its file's #defines
@@ -478,8 +478,11 @@ def loads_sentence(g: dict) -> str:
                 f"{changes} gain more than the loads cost.")
     if pct(g["share"]) == pct(g["without_loads"]):
         return f"{head}; {best} reaches {pct(g['share'])}% too, as much as removing matmul_6's loads gives."
+    if pct(g["share"]) <= pct(g["matmul_6"]):
+        return f"{head}; {best} reaches {pct(g['share'])}%, no more than matmul_6 with its loads."
     won = 100 * (pct(g["share"]) - pct(g["matmul_6"])) / (pct(g["without_loads"]) - pct(g["matmul_6"]))
-    return f"{head}; {best} reaches {pct(g['share'])}%, winning back {round(won)}% of the loads' cost."
+    return (f"{head}; {best} reaches {pct(g['share'])}%, winning back "
+            f"{won.quantize(Decimal(1), ROUND_HALF_UP)}% of the loads' cost.")
 
 
 TEACHING = ("matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked")   # the rungs the figure always shows

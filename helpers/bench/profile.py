@@ -389,8 +389,8 @@ def epoch_sum_text(epoch: timing.Timing, steps: int, step: timing.Timing, unacco
     head = (f"The epoch takes {epoch.text()}; its parts were measured apart: {steps} steps of {step.text()}, the "
             "readbacks and the upload")
     if unaccounted < 0:
-        return (f"{head}, and added up they overrun the epoch's median by {seconds_text(-unaccounted)}, shown as "
-                "unaccounted below zero.")
+        return (f"{head}, and added up they overrun the epoch's median by {seconds_text(-unaccounted)}: the "
+                "unaccounted part below zero, which a bar cannot draw, so the bar runs past the epoch it stands for.")
     return f"{head}, and they leave {seconds_text(unaccounted)} of the epoch's median unaccounted."
 
 
