@@ -474,15 +474,16 @@ def _tracked(path: Path) -> bool:
 
 def accuracy_row(glsl: dict) -> tuple:
     """README's row for the GLSL trainer's test accuracy in the training benchmark. The trainer trains in its
-    warm-up too (epochs for at least a second, as many as that takes), so the epochs it trained are its
-    'epochs_trained' where the record has them; a record without them says how many were timed and no total."""
+    warm-up too (a GLSL epoch and a NumPy epoch in turn until a second has passed), so the epochs it trained are
+    its 'epochs_trained' where the record has them; a record without them says how many were timed, no total."""
     timed = len(glsl.get("epochs_s", []))
     if glsl.get("epochs_trained"):
         after = f"after {glsl['epochs_trained']} epochs"
         where = f"in the benchmark's run of {glsl['epochs_trained']} epochs (its warm-up's and {timed} timed)"
     else:
         after = "after the benchmark's epochs"
-        where = f"after its warm-up's epochs (at least a second of them) and {timed} timed ones"
+        where = (f"after the epochs of its warm-up (GLSL and NumPy epochs in turn for a second) and {timed} "
+                 "timed ones")
     return ("test accuracy, 784-128-10, SGD", f"{100 * glsl['test_acc']:.2f} % {after}", "",
             f"the GLSL trainer of the epoch against NumPy above, {where} (notebook 05 trains it for 10)")
 
@@ -499,4 +500,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -52,11 +52,11 @@ def rules(bench: dict) -> list[Rule]:
 
     train = b.get("train", [])                     # NumPy's epoch and the GLSL trainer's, timed in turn
     numpy_epoch = next((r.get("epoch_s") for r in train if r.get("name") == "NumPy (CPU)"), None)
-    glsl_epoch = next((r.get("epoch_s") for r in train if r.get("name", "").startswith("GLSL")), None)
+    glsl = next((r for r in train if r.get("name") == "GLSL (ModernGL)"), {})
     add("Keep the data and the whole training step on the GPU.",
         "an epoch of 784-128-10 in NumPy on the CPU",
-        "the same epoch on the GPU, the data resident, six dispatches a step",
-        numpy_epoch, glsl_epoch, "05_backprop_sgd_glsl.ipynb")
+        f"the same epoch on the GPU, the data resident, {glsl.get('dispatches_per_step', 6)} dispatches a step",
+        numpy_epoch, glsl.get("epoch_s"), "05_backprop_sgd_glsl.ipynb")
     matmul = b.get("matmul", [])
     if matmul:
         size = max(r["size"] for r in matmul)

@@ -251,6 +251,6 @@ def test_accuracy_row_counts_the_warm_up_epochs_or_names_no_total():
     row = {"test_acc": 0.9739, "epochs_s": [0.024] * 5}
     unknown = report.accuracy_row(row)
     assert unknown[1] == "97.39 % after the benchmark's epochs" and "6" not in " ".join(unknown)
-    assert "warm-up's epochs (at least a second of them) and 5 timed ones" in unknown[3]
+    assert "the epochs of its warm-up (GLSL and NumPy epochs in turn for a second) and 5 timed ones" in unknown[3]
     known = report.accuracy_row({**row, "epochs_trained": 9})
     assert known[1] == "97.39 % after 9 epochs" and "run of 9 epochs (its warm-up's and 5 timed)" in known[3]
