@@ -521,7 +521,8 @@ def loop_slowdown(loop: timing.Timing, back: timing.Timing, drawing: float | Non
     (timing.typical_above); outcome timing.SAME or "slower in the loop"."""
     ratio = timing.times(timing.ratio(loop, back))
     pause = (f"the loop drew a progress bar and a live plot at every check ({1e3 * drawing:.1f} ms an epoch, "
-             "counted in the epoch's time, while the GPU ran the steps queued before the check)" if drawing is not None else
+             "counted in the epoch's time, while the GPU ran the steps queued before each check but the "
+             "epoch's last)" if drawing is not None else
              "the loop drew nothing during its epochs, and the GPU waited only for the evaluation between them")
     if timing.typical_above(loop, back, margin):
         fastest = fastest_loop_epoch(loop, back, margin)

@@ -257,6 +257,12 @@ def _paired_beyond(epochs: list, floor: timing.Timing) -> timing.Timing:
                                for i in range(len(floor.samples))), floor.clock)
 
 
+def beyond_floor(epoch: timing.Timing, floor: timing.Timing) -> timing.Timing:
+    """What one epoch cost beyond `floor`, round by round (_paired_beyond): the figure whole_against_parts
+    adds up, so the lines a notebook prints for each kind and its sentence on their sum agree."""
+    return _paired_beyond([epoch], floor)
+
+
 def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
                         margin: float = MARGIN) -> timing.Verdict:
     """The lookahead epoch with every kind of work group at work (whole) against each kind at work alone
@@ -269,7 +275,8 @@ def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
     together, added = _paired_beyond([whole], floor), _paired_beyond(list(parts.values()), floor)
     kinds = {2: "two", 3: "three", 4: "four"}.get(len(parts), str(len(parts)))
     head = (f"Beyond the epoch with no group's work, every kind of work group at once cost {together.text()} an "
-            f"epoch and the {kinds} kinds alone, added up, {added.text()}")
+            f"epoch and the {kinds} kinds alone, added up round by round (a median of sums, not a sum of the "
+            f"medians above), {added.text()}")
     if together.median <= 0 or added.median <= 0:
         return timing.Verdict(f"{head}: one of them costs nothing beyond the floor, so there is no sum to compare "
                               "with", NO_COST)

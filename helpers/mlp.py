@@ -392,9 +392,9 @@ class Trainer:
         seconds) and lr. lr_schedule(epoch) -> lr is applied before each epoch. After each epoch the
         evaluation sets named in `evaluate` are scored on the GPU. live: a plots.LivePlot, updated at every
         check (loss) and every epoch (accuracies). seconds: each epoch's wall clock, ctx.finish() at both
-        ends, evaluation left out. The progress bar and plot drawn at the checks stay in: the GPU runs the
-        chunk of steps queued behind each check meanwhile, so that time is not the GPU's to give back
-        (display_seconds: how long the drawing took in each epoch). started / ended: each epoch's perf_counter at its two ctx.finish()
+        ends, evaluation left out. The progress bar and plot drawn at the checks stay in: at every check but
+        the epoch's last the GPU runs the chunk of steps queued behind it meanwhile (check_behind), so that
+        time is not the GPU's to give back (display_seconds: how long the drawing took in each epoch). started / ended: each epoch's perf_counter at its two ctx.finish()
         calls, to line other samples up with the epochs (frequency.FrequencyLog's, in notebook 05)."""
         from tqdm.auto import tqdm
 

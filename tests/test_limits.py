@@ -77,6 +77,13 @@ def test_upload_limit_is_the_fastest_upload_from_numpy():
     assert limits.upload_limits(rows[1:]) == []          # no pinned copy in the run: no limit
 
 
+def test_upload_limit_share_is_the_one_of_its_printed_figures():
+    """14.96 against 52.64 GB/s prints as 15.0 and 52.6: 28.5 %, which a reader rounds to 29 % (the unrounded
+    figures give 28.4 %, which printed 28 %)."""
+    (row,) = limits.upload_limits([_upload(inference.CEILING, 52.64), _upload("upload float32 into existing buffer", 14.96)])
+    assert "15.0 GB/s" in row["ours"] and "52.6 GB/s" in row["limit"] and row["against"] == "29% of its speed"
+
+
 @pytest.mark.skipif(not JSON.is_file(), reason="no committed benchmark JSON")
 def test_committed_run_gives_every_limit_a_source():
     record = json.loads(JSON.read_text())

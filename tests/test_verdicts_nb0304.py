@@ -592,3 +592,12 @@ def test_ahead_judges_the_margin_on_the_table_figures(gpu_us, numpy_us, outcome,
     assert inference.ahead(row) == outcome
     line = [l for l in inference.sweep_table([row]).splitlines() if l.strip().startswith("1000")][0]
     assert line.split()[-1] == column
+
+
+@pytest.mark.parametrize("share, m6, without, words", [
+    (0.949, 0.75, 0.95, "winning back 99.5% of the loads' cost."),     # 19.9 / 20: not "100%"
+    (0.551, 0.55, 0.80, "winning back 0.4% of the loads' cost."),      # 0.1 / 25: not "0%"
+    (0.85, 0.75, 0.95, "winning back 50% of the loads' cost.")])
+def test_loads_sentence_never_wins_back_none_or_all_of_a_cost_it_only_partly_won(share, m6, without, words):
+    from helpers.bench import matmul as bench_matmul
+    assert bench_matmul.loads_sentence(_limit(share, m6=m6, without=without)).endswith(words)

@@ -197,7 +197,7 @@ def test_whole_against_parts_either_side_of_the_margin(whole, outcome):
 
 def test_whole_against_parts_prints_the_figures_it_compares():
     v = lookahead_mlp.whole_against_parts(T(12.0e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
-    assert "at once cost 5 ms (4.97–5.03) an epoch and the three kinds alone, added up, 5 ms (4.97–5.03)" in v
+    assert "at once cost 5 ms (4.97–5.03) an epoch and the three kinds alone, added up round by round (a median of sums, not a sum of the medians above), 5 ms (4.97–5.03)" in v
 
 
 def test_whole_against_parts_adds_the_parts_round_by_round():
@@ -214,6 +214,8 @@ def test_whole_against_parts_adds_the_parts_round_by_round():
     assert widest[1].high > widest[0].low                                    # bands at their widest overlap
     v = lookahead_mlp.whole_against_parts(whole, parts, floor)
     assert v.outcome == lookahead_mlp.LESS_THAN_THE_SUM and "0.69× the sum of its parts" in v
+    # the line printed for the whole is the figure the sentence compares
+    assert f"at once cost {lookahead_mlp.beyond_floor(whole, floor).text()} an epoch" in v
 
 
 def test_whole_against_parts_needs_one_sample_a_round():

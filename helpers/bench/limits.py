@@ -80,9 +80,11 @@ def upload_limits(rows: list[dict]) -> list[dict]:
     ceiling, best = get.get(inference.CEILING), inference.fastest_upload(rows)
     if ceiling is None or best is None:
         return []
+    ours, limit = f"{best['gbps']:.1f}", f"{ceiling['gbps']:.1f}"
+    share = timing.times(100 * Decimal(ours) / Decimal(limit), 0)   # of the figures as printed
     return [{"what": f"upload of {best['images']:,} float32 images", "ours": f"{best['what'].removeprefix('upload float32 ')}, "
-             f"{best['gbps']:.1f} GB/s", "limit": f"pinned-memory copy {ceiling['gbps']:.1f} GB/s",
-             "source": "torch copy from pinned memory, same run", "against": f"{best['gbps'] / ceiling['gbps']:.0%} of its speed"}]
+             f"{ours} GB/s", "limit": f"pinned-memory copy {limit} GB/s",
+             "source": "torch copy from pinned memory, same run", "against": f"{share}% of its speed"}]
 
 
 def limit_rows(record: dict) -> list[dict]:

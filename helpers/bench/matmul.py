@@ -481,8 +481,9 @@ def loads_sentence(g: dict) -> str:
     if pct(g["share"]) <= pct(g["matmul_6"]):
         return f"{head}; {best} reaches {pct(g['share'])}%, no more than matmul_6 with its loads."
     won = 100 * (pct(g["share"]) - pct(g["matmul_6"])) / (pct(g["without_loads"]) - pct(g["matmul_6"]))
-    return (f"{head}; {best} reaches {pct(g['share'])}%, winning back "
-            f"{won.quantize(Decimal(1), ROUND_HALF_UP)}% of the loads' cost.")
+    whole = won.quantize(Decimal(1), ROUND_HALF_UP)
+    shown = whole if 0 < whole < 100 else won.quantize(Decimal("0.1"), ROUND_HALF_UP)   # never 0 % or all of it
+    return f"{head}; {best} reaches {pct(g['share'])}%, winning back {shown}% of the loads' cost."
 
 
 TEACHING = ("matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked")   # the rungs the figure always shows
