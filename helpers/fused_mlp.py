@@ -60,8 +60,6 @@ Notebook 06 teaches the plain pair, so it asks for it: FusedMLP(..., blocked=Fal
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import moderngl
 import numpy as np
 
@@ -479,7 +477,7 @@ def loop_epochs(loops: dict, backs: dict) -> str:
     ms = lambda s: f"{timing._g(1e3 * s, 3)} ms"                             # noqa: E731  (no exponent)
 
     def part(name, loop):
-        ratio = timing.times(Decimal(ms(loop.median)[:-3]) / 1000 / timing.shown_exactly(backs[name]))   # as printed
+        ratio = timing.times(timing.seconds_exactly(*ms(loop.median).split()) / timing.shown_exactly(backs[name]))
         if len(loop.samples) == 1:
             return f"{name}'s one loop epoch took {ms(loop.median)} ({ratio}× its back-to-back median)"
         if ms(min(loop.samples)) == ms(max(loop.samples)):
@@ -503,7 +501,7 @@ def fastest_loop_epoch(loop: timing.Timing, back: timing.Timing, margin: float =
         return ""
     figure = timing._g(1e3 * quickest, 3)                               # no exponent, even past 1,000 ms
     head = f"Its fastest epoch, {figure} ms, "
-    ratio = Decimal(figure) / 1000 / timing.shown_exactly(back)          # of the figures as printed
+    ratio = timing.seconds_exactly(figure, "ms") / timing.shown_exactly(back)   # of the figures as printed
     if quickest < back.low:
         return head + f"took less than four in five back-to-back epochs, at {timing.times(ratio)}× their median"
     return head + (f"was about as fast as back-to-back ones, at {timing.times(ratio)}× their median "

@@ -218,13 +218,7 @@ def ahead(row: dict) -> str:
     """timing.compare's rule for the GPU's total against NumPy in one sweep row, with HOST_MARGIN, the margin
     judged on the whole µs the sweep table prints (rows without timings: by their medians): A_FASTER when
     the GPU is ahead beyond the noise, B_FASTER when NumPy is, SAME otherwise."""
-    gpu, numpy = _gpu_and_numpy(row)
-    g, n, limit = _table_us(gpu), _table_us(numpy), 1 + Decimal(str(HOST_MARGIN))
-    if gpu.high < numpy.low and n > g * limit:
-        return timing.A_FASTER
-    if numpy.high < gpu.low and g > n * limit:
-        return timing.B_FASTER
-    return timing.SAME
+    return timing.compare(*_gpu_and_numpy(row), HOST_MARGIN, shown=lambda t: Decimal(_table_us(t)))
 
 
 def _table_us(t: timing.Timing) -> int:

@@ -116,8 +116,11 @@ def digit_grid(images: np.ndarray, labels=None, predicted=None, cols: int = 10, 
     return fig
 
 
+THIN = 0.01   # a bar segment under this share of the longest bar is too thin to see: named in words
+
+
 def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str = "", log: bool = False,
-                 small: float = 0.01, figures: dict | None = None):
+                 small: float = THIN, figures: dict | None = None):
     """Stacked horizontal bars: one bar per row (a version, a batch size), one segment per phase.
 
     rows = {"naive": {"upload": 1e-5, "kernel": 2e-6, "readback": 8e-6}, ...}, seconds. small: a segment
@@ -183,7 +186,7 @@ def _fit_labels(fig, ax, texts, tries: int = 3) -> None:
 PHASE_COLOURS.update({"between dispatches": "#64b5cd", "unaccounted": "#ece7c9"})   # epoch_bars' parts
 
 
-def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = "", small: float = 0.01):
+def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = "", small: float = THIN):
     """An epoch (or a step) in parts, one stacked bar per row, seconds as stacked_bars takes them. A part too
     thin to see (under `small` of the longest bar) is left out of the legend and named in words; a
     negative part (an overlap, or parts measured apart adding up to more than the whole) cannot be drawn,
@@ -195,7 +198,7 @@ def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = ""
     size = lambda v: f"{v * scale:,.0f} {unit}" if v * scale >= 1000 else f"{v * scale:.3g} {unit}"   # noqa: E731
     figures = {name: f"{size(sum(drawn[name].values()))} in parts,\n {size(sum(parts.values()))} the whole"
                for name, parts in rows.items() if any(v < 0 for v in parts.values())}   # the bar overruns the whole
-    fig = stacked_bars(drawn, scale=scale, unit=unit, title=title, figures=figures)   # thin parts: in the notes
+    fig = stacked_bars(drawn, scale=scale, unit=unit, title=title, small=small, figures=figures)   # thin parts: in the notes
     ax = fig.axes[0]
     visible = {k for p in drawn.values() for k, v in p.items() if v >= small * longest}
     handles, labels = ax.get_legend_handles_labels()

@@ -243,23 +243,24 @@ def measure_interleaved(samples: dict, repeat: int = 30, warmup: float | None = 
     return {name: Timing(tuple(v), clock) for name, v in taken.items()}
 
 
-def compare(a: Timing, b: Timing, margin: float = MARGIN) -> str:
+def compare(a: Timing, b: Timing, margin: float = MARGIN, shown=None) -> str:
     """A_FASTER, B_FASTER or SAME: A is faster only when its 20–80 % band lies wholly below B's and B's
     median is more than `margin` above A's (and B likewise); otherwise SAME (the_same() gives its words).
-    The margin is judged on the medians as printed (shown()), the figures a reader divides, so a sentence
-    never calls two timings apart that its own figures put within the margin, or the other way round."""
-    limit = 1 + Decimal(str(margin))
-    if a.high < b.low and _beyond(b, a, limit):
+    The margin is judged on the medians as printed (shown_exactly, or `shown`, Timing -> Decimal, where a
+    table prints them another way), the figures a reader divides, so a sentence never calls two timings
+    apart that its own figures put within the margin, or the other way round."""
+    limit, shown = 1 + Decimal(str(margin)), shown or shown_exactly
+    if a.high < b.low and _beyond(b, a, limit, shown):
         return A_FASTER
-    if b.high < a.low and _beyond(a, b, limit):
+    if b.high < a.low and _beyond(a, b, limit, shown):
         return B_FASTER
     return SAME
 
 
-def _beyond(slow: Timing, fast: Timing, limit: Decimal) -> bool:
+def _beyond(slow: Timing, fast: Timing, limit: Decimal, shown) -> bool:
     """Whether slow's printed median is more than `limit` times fast's, exactly (32 against 33.6 µs is 1.05,
     not beyond a 5 % margin); medians that do not print as positive finite figures are compared unrounded."""
-    s, f = shown_exactly(slow), shown_exactly(fast)
+    s, f = shown(slow), shown(fast)
     if s.is_finite() and f.is_finite() and f > 0:
         return s > f * limit
     return slow.median > fast.median * float(limit)
