@@ -234,7 +234,8 @@ NO_COST = "no cost to compare"   # the whole or the parts' sum not above the flo
 
 
 def _beyond(epochs: list, floor: timing.Timing) -> timing.Timing:
-    """What the epochs together cost beyond `floor` apiece (Timings measured apart): their medians added up,
+    """What the epochs together cost beyond `floor` apiece (Timings whose samples do not pair up round by
+    round): their medians added up,
     less the floor's for each, with a band as wide as the bands can make it (each epoch's low against the
     floor's high, each high against its low), as five samples whose 20th and 80th percentiles are its ends."""
     n = len(epochs)
@@ -281,12 +282,14 @@ def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
         return timing.Verdict(f"{head}: one of them costs nothing beyond the floor, so there is no sum to compare "
                               "with", NO_COST)
     outcome = timing.compare(together, added, margin)
-    if outcome == timing.A_FASTER:
-        return timing.Verdict(f"{head}: the whole costs {timing.times(timing.ratio(together, added))}× the sum of its parts, "
-                              "so the kinds run at least partly side by side", LESS_THAN_THE_SUM)
+    if outcome == timing.A_FASTER:  # the larger over the smaller, so the figure reads as beyond the margin
+        by = timing.times_beyond(timing.ratio(added, together), margin)
+        return timing.Verdict(f"{head}: the sum of the parts costs {by}× the whole, so the kinds run at least "
+                              "partly side by side", LESS_THAN_THE_SUM)
     if outcome == timing.B_FASTER:
-        return timing.Verdict(f"{head}: the whole costs {timing.times(timing.ratio(together, added))}× the sum of its parts, "
-                              "so together the kinds cost more than alone", MORE_THAN_THE_SUM)
+        by = timing.times_beyond(timing.ratio(together, added), margin)
+        return timing.Verdict(f"{head}: the whole costs {by}× the sum of its parts, so together the kinds cost "
+                              "more than alone", MORE_THAN_THE_SUM)
     same = timing.the_same(together, added, margin)
     return timing.Verdict(f"{head}: the whole costs about the sum of its parts ({same}), as if the kinds ran one "
                           "after another", ABOUT_THE_SUM)

@@ -60,8 +60,10 @@ def _ms(seconds: float) -> str:
 
 
 def _flops(gflops: float) -> str:
-    """'22.5 TFLOP/s', or '3.1 GFLOP/s' below 0.05 TFLOP/s (a software renderer), never '0.0 TFLOP/s'."""
-    return f"{gflops / 1e3:.1f} TFLOP/s" if gflops >= 50 else f"{gflops:.3g} GFLOP/s"
+    """'22.51 TFLOP/s', or '3.1 GFLOP/s' below 0.05 TFLOP/s (a software renderer), never '0.00 TFLOP/s'. Two
+    decimals: a share of cuBLAS printed beside two such figures (to one decimal) is then the one a reader gets by
+    dividing them."""
+    return f"{gflops / 1e3:.2f} TFLOP/s" if gflops >= 50 else f"{gflops:.3g} GFLOP/s"
 
 
 TEST_IMAGES, TRAIN_IMAGES, BATCH = 10_000, 60_000, 128   # a full run's sizes (QUICK runs measure fewer)
@@ -156,13 +158,14 @@ def matmul_rows(rows: list[dict]) -> list[str]:
     cublas = cublas_row(rows, largest)
     out = []
     for name, r in at.items():
-        share = f" ({r['gflops'] / cublas['gflops']:.0%} of cuBLAS)" if cublas and r is not cublas else ""
+        share = (f" ({bench_matmul.percent(cublas['seconds'] / r['seconds'])}% of cuBLAS)"
+                 if cublas and r is not cublas else "")
         out.append(f"| matmul {largest}³, {name} | {_flops(r['gflops'])}{share} | {r['clock']} |")
     for size in sorted({r["size"] for r in rows if r["size"] >= 1024 and r["size"] != largest}, reverse=True):
         best, blas = fastest_rung(rows, size), cublas_row(rows, size)
         if best is None:
             continue
-        beside = f" ({best['gflops'] / blas['gflops']:.0%} of cuBLAS's {_flops(blas['gflops']).removesuffix(' TFLOP/s')})" if blas else ""
+        beside = f" ({bench_matmul.percent(blas['seconds'] / best['seconds'])}% of cuBLAS's {_flops(blas['gflops']).removesuffix(' TFLOP/s')})" if blas else ""
         out.append(f"| matmul {size}³, fastest rung: {best['impl']} | {_flops(best['gflops'])}{beside} "
                    f"| {best['clock']} |")
     return out
@@ -318,7 +321,8 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
             size, b, c = shares[-1]
             out.append(("matmul: the ladder's top against cuBLAS fp32", f"{b['impl']} at {size}³: "
                         f"{_flops(b['gflops'])}", f"cuBLAS at {size}³: {_flops(c['gflops'])}",
-                        "its speed: " + ", ".join(f"{b2['gflops'] / c2['gflops']:.0%} at {s}³" for s, b2, c2 in shares)))
+                        "its speed: " + ", ".join(f"{bench_matmul.percent(c2['seconds'] / b2['seconds'])}% at {s}³"
+                                                 for s, b2, c2 in shares)))
     for hidden, rivals in ((128, (("JAX jit(lax.scan) 784-128-10 SGD, fp32", "JAX, fp32"),
                                   ("JAX jit(lax.scan) 784-128-10 SGD, precision default", "JAX, default precision (TF32)"),
                                   ("PyTorch CUDA graph whole epoch", "PyTorch, the epoch in one CUDA graph"),

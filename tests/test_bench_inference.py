@@ -165,3 +165,10 @@ def test_stacked_bars_name_a_thin_segment_in_text_not_in_the_legend():
     assert "kernel 0.09" in " ".join(t.get_text() for t in thin.texts)
     wide = plots.stacked_bars({"a": {"upload": 1.0, "kernel": 1.0}}, small=0.02)
     assert [t.get_text() for t in wide.axes[0].get_legend().get_texts()] == ["upload", "kernel"]
+
+
+def test_a_share_of_the_ceiling_is_the_one_of_the_printed_gb_s():
+    """10.1951 GB/s prints as 10.20, and 10.20 / 40.00 is 25.5 %, 26 % half up (the unrounded 25.49 % gives 25)."""
+    from helpers.bench import inference as bench_inference
+    assert bench_inference.of_ceiling({"gbps": 10.1951}, {"gbps": 40.0}) == "26%"
+    assert bench_inference.of_ceiling({"gbps": 10.1949}, {"gbps": 40.0}) == "25%"

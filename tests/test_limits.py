@@ -61,7 +61,7 @@ def test_matmul_limits_give_the_fastest_rungs_share_of_cublas():
     rows = [_matmul("cuBLAS fp32 (torch, TF32 off)", 2048, 1.0), _matmul("matmul_6_subgroup", 2048, 0.70),
             _matmul("matmul_9_interior", 2048, 0.85), _matmul(matmul.NO_LOADS, 2048, 0.90)]
     (g2048,) = limits.matmul_limits(rows)
-    assert g2048["ours"] == "matmul_9_interior" and g2048["against"] == "85% of its speed"
+    assert g2048["ours"] == "matmul_9_interior" and g2048["against"] == "85.0% of its speed"
 
 
 def _upload(what, gbps):

@@ -121,7 +121,7 @@ def test_matmul_rows_name_each_size_fastest_rung():
              (bench_matmul.NO_LOADS, 9e4), ("numpy (CPU)", 5e2), ("cuBLAS fp32 (torch, TF32 off)", 4e4))]
     lines = report.matmul_rows(rows)
     assert sum("matmul 4096³," in line for line in lines) == 5                # every row at the largest size
-    assert lines[-1] == "| matmul 1024³, fastest rung: matmul_8_splitk | 20.0 TFLOP/s (50% of cuBLAS's 40.0) | c |"
+    assert lines[-1] == "| matmul 1024³, fastest rung: matmul_8_splitk | 20.00 TFLOP/s (50.0% of cuBLAS's 40.00) | c |"
     assert not any("512³" in line for line in lines)                        # below 1024³
 
 
@@ -187,7 +187,7 @@ def test_full_sizes_keep_the_committed_labels():
     assert "| one MNIST epoch, 784-128-10, batch 128: GLSL (ModernGL) |" in page
     assert report.epoch_label({"steps": 469}, "one MNIST epoch, x") == "one MNIST epoch, x"
     assert report.epoch_label({"images": 512}, "one MNIST epoch, x") == "an epoch of 512 images (not all 60,000), x"
-    assert report._flops(22_500) == "22.5 TFLOP/s" and report._flops(3.14) == "3.14 GFLOP/s"
+    assert report._flops(22_500) == "22.50 TFLOP/s" and report._flops(3.14) == "3.14 GFLOP/s"
 
 
 def test_the_default_writes_beside_the_json_and_touches_nothing_tracked(tmp_path, capsys):

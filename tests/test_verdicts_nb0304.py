@@ -597,7 +597,45 @@ def test_ahead_judges_the_margin_on_the_table_figures(gpu_us, numpy_us, outcome,
 @pytest.mark.parametrize("share, m6, without, words", [
     (0.949, 0.75, 0.95, "winning back 99.5% of the loads' cost."),     # 19.9 / 20: not "100%"
     (0.551, 0.55, 0.80, "winning back 0.4% of the loads' cost."),      # 0.1 / 25: not "0%"
-    (0.85, 0.75, 0.95, "winning back 50% of the loads' cost.")])
+    (0.85, 0.75, 0.95, "winning back 50% of the loads' cost."),
+    (0.101, 0.10, 3.10, "winning back 0.03% of the loads' cost."),     # 0.1 / 300: not "0.0%"
+    (3.0995, 0.10, 3.10, "winning back 99.97% of the loads' cost.")])  # 299.9 / 300: not "100.0%"
 def test_loads_sentence_never_wins_back_none_or_all_of_a_cost_it_only_partly_won(share, m6, without, words):
     from helpers.bench import matmul as bench_matmul
     assert bench_matmul.loads_sentence(_limit(share, m6=m6, without=without)).endswith(words)
+
+
+def test_loads_sentence_no_more_than_matmul_6_on_the_printed_shares():
+    """74.62 % and 74.6 % print as 74.6 % both: the rung is no faster than matmul_6 as printed; 74.66 % is."""
+    from helpers.bench import matmul as bench_matmul
+    assert bench_matmul.loads_sentence(_limit(0.7462, m6=0.746, without=0.748)).endswith(
+        "matmul_9 reaches 74.6%, no more than matmul_6 with its loads.")
+    assert "winning back 50% of" in bench_matmul.loads_sentence(_limit(0.7466, m6=0.746, without=0.748))
+
+
+@pytest.mark.parametrize("cublas_s, rung_s", [(0.0006937265885322719, 0.0013101540859910706),
+                                              (6.564645616711623e-05, 0.0002860412033425544)])
+def test_one_share_is_printed_one_way_in_the_table_the_notes_and_the_sentence(cublas_s, rung_s):
+    """Two ways of computing a share, 100 * c / s and 100 * (c / s), round these ties apart (52.9 against 53.0 %);
+    the table, the loads sentence and the limits row all print bench.matmul.percent's figure."""
+    from helpers.bench import limits, matmul as bench_matmul
+    rows = [{"impl": "cuBLAS fp32", "size": 1024, "seconds": cublas_s, "gflops": 1.0, "clock": "c"},
+            {"impl": "matmul_9_interior", "size": 1024, "seconds": rung_s, "gflops": 1.0, "clock": "c"},
+            {"impl": "matmul_6_subgroup", "size": 1024, "seconds": 2 * rung_s, "gflops": 1.0, "clock": "c"},
+            {"impl": bench_matmul.NO_LOADS, "size": 1024, "seconds": 0.5 * rung_s, "gflops": 1.0, "clock": "c"}]
+    shown = bench_matmul.percent(cublas_s / rung_s)
+    text = bench_matmul.table(rows).split("share of cuBLAS fp32")[1]
+    line = [l for l in text.splitlines() if l.strip().startswith("matmul_9_interior")][0]
+    assert line.split()[-1] == f"{shown}%"
+    (g,) = bench_matmul.against_cublas(rows)
+    assert f"reaches {shown}%" in bench_matmul.loads_sentence(g)
+    assert limits.matmul_limits(rows)[0]["against"] == f"{shown}% of its speed"
+
+
+def test_percent_rounds_the_printed_share_half_up():
+    """A whole-percent share is rounded from the one-decimal figure the table prints: 87.5 % reads as 88 %,
+    never 87 % beside it."""
+    from decimal import Decimal
+    from helpers.bench import matmul as bench_matmul
+    assert bench_matmul.percent(0.87496) == Decimal("87.5") and bench_matmul.percent(0.87496, 0) == 88
+    assert bench_matmul.percent(0.87449, 0) == 87

@@ -174,9 +174,9 @@ def _parts(chain, w1, q):
 
 
 @pytest.mark.parametrize("whole, outcome, words", [
-    (13.2, lookahead_mlp.LESS_THAN_THE_SUM, "0.54× the sum of its parts, so the kinds run at least partly side by side"),
+    (13.2, lookahead_mlp.LESS_THAN_THE_SUM, "the sum of the parts costs 1.8× the whole, so the kinds run at least partly side by side"),
     (12.0, lookahead_mlp.ABOUT_THE_SUM, "about the sum of its parts (the same within the noise we measured), as if"),   # 5.00 against 5.00
-    (14.0, lookahead_mlp.MORE_THAN_THE_SUM, "1.40× the sum of its parts, so together the kinds cost more than alone")])
+    (14.0, lookahead_mlp.MORE_THAN_THE_SUM, "1.4× the sum of its parts, so together the kinds cost more than alone")])
 def test_whole_against_parts_on_all_three_sides(whole, outcome, words):
     floor = T(7.28e-3) if whole == 13.2 else T(7.0e-3)
     parts = _parts(11.9, 9.37, 11.5) if whole == 13.2 else _parts(9.0, 8.0, 9.0)
@@ -187,12 +187,20 @@ def test_whole_against_parts_on_all_three_sides(whole, outcome, words):
 @pytest.mark.parametrize("whole, outcome", [(12.50, lookahead_mlp.ABOUT_THE_SUM),       # 5.50 against 5.00: 1.10×
                                             (12.55, lookahead_mlp.MORE_THAN_THE_SUM),   # 1.11×: beyond the 10 %
                                             (11.55, lookahead_mlp.ABOUT_THE_SUM),       # 4.55: 1.099× below
+                                            (11.54, lookahead_mlp.LESS_THAN_THE_SUM),   # 4.54: 1.1013× below
                                             (11.50, lookahead_mlp.LESS_THAN_THE_SUM)])  # 4.50: 1.11× below
 def test_whole_against_parts_either_side_of_the_margin(whole, outcome):
     v = lookahead_mlp.whole_against_parts(T(whole * 1e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
     assert v.outcome == outcome
     assert ("we call the same" in v) == (outcome == lookahead_mlp.ABOUT_THE_SUM)      # bands apart: the margin named
     assert "within the noise" not in v
+
+
+def test_whole_against_parts_prints_a_ratio_beyond_the_margin_just_past_it():
+    """4.54 against 5.00 ms is 1.1013: printed as the sum over the whole with the digits it takes to read as
+    beyond the 10 % (a whole at 0.91× the sum would read as 1/0.91 = 1.099, within it)."""
+    v = lookahead_mlp.whole_against_parts(T(11.54e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
+    assert "the sum of the parts costs 1.101× the whole" in v and "0.91" not in v
 
 
 def test_whole_against_parts_prints_the_figures_it_compares():
@@ -213,7 +221,7 @@ def test_whole_against_parts_adds_the_parts_round_by_round():
     widest = lookahead_mlp._beyond(list(parts.values()), floor), lookahead_mlp._beyond([whole], floor)
     assert widest[1].high > widest[0].low                                    # bands at their widest overlap
     v = lookahead_mlp.whole_against_parts(whole, parts, floor)
-    assert v.outcome == lookahead_mlp.LESS_THAN_THE_SUM and "0.69× the sum of its parts" in v
+    assert v.outcome == lookahead_mlp.LESS_THAN_THE_SUM and "the sum of the parts costs 1.4× the whole" in v
     # the line printed for the whole is the figure the sentence compares
     assert f"at once cost {lookahead_mlp.beyond_floor(whole, floor).text()} an epoch" in v
 

@@ -379,6 +379,13 @@ def other_uploads(rows: list[dict]) -> str | None:
     return text + "."
 
 
+def of_ceiling(row: dict, ceiling_row: dict) -> str:
+    """A row's GB/s as a share of the ceiling's, in whole percent, from the two figures as table() prints them
+    (two decimals), half up: the share a reader gets by dividing the printed GB/s."""
+    shown = Decimal(f"{row['gbps']:.2f}") / Decimal(f"{ceiling_row['gbps']:.2f}")
+    return f"{timing.times(100 * shown, 0)}%"
+
+
 def table(rows: list[dict], full: bool = True) -> str:
     """The rows as text: ms (median and 20–80 % band, where the row has one), GB/s and, for the uploads, their
     share of the pinned-copy ceiling (host to device); full=False: no lines after the
@@ -393,7 +400,7 @@ def table(rows: list[dict], full: bool = True) -> str:
             continue
         gbps = f"{r['gbps']:7.2f}" if "gbps" in r else f"{'':>7s}"
         upward = "gbps" in r and not r["what"].startswith("readback")      # the ceiling is host-to-device
-        share = f"{r['gbps'] / get[CEILING]['gbps']:8.0%}" if ceiling and upward else f"{'':>8s}"
+        share = f"{of_ceiling(r, get[CEILING]):>8s}" if ceiling and upward else f"{'':>8s}"
         took = timing.Timing.from_row(r, "seconds", 1.0)    # no band stored: the median alone
         ms = took.text("ms") if "seconds_low" in r else f"{r['seconds'] * 1e3:.3f}"
         lines.append(f"{r['what']:<{width}s} {ms:>30s} {gbps} {share}  {r['clock']}")
@@ -404,12 +411,12 @@ def table(rows: list[dict], full: bool = True) -> str:
     if not full or best is None:
         return "\n".join(lines)
     lines.append(f"fastest float32 upload: {best['what']}, {best['gbps']:.2f} GB/s"
-                 + (f", {best['gbps'] / get[CEILING]['gbps']:.0%} of the ceiling" if ceiling else ""))
+                 + (f", {of_ceiling(best, get[CEILING])} of the ceiling" if ceiling else ""))
     kept, copy = get.get(KEPT, {}), get.get(COPY_ALONE, {})
     if ceiling and kept.get("seconds"):
-        lines.append(f"images kept in mapped memory (no CPU copy): {kept['gbps'] / get[CEILING]['gbps']:.0%} of the ceiling")
+        lines.append(f"images kept in mapped memory (no CPU copy): {of_ceiling(kept, get[CEILING])} of the ceiling")
     if ceiling and copy.get("seconds"):
-        lines.append(f"the pipelined upload's CPU copy alone reaches {copy['gbps'] / get[CEILING]['gbps']:.0%} of the "
+        lines.append(f"the pipelined upload's CPU copy alone reaches {of_ceiling(copy, get[CEILING])} of the "
                      "ceiling, before any GPU work: no overlap takes that upload past it")
     return "\n".join(lines)
 

@@ -70,7 +70,7 @@ def matmul_limits(rows: list[dict]) -> list[dict]:
     out = []
     for g in matmul.against_cublas(rows):
         out.append({"what": f"matmul {g['size']}³", "ours": g["label"], "limit": "cuBLAS fp32",
-                    "source": "torch, TF32 off, same run", "against": f"{g['share']:.0%} of its speed"})
+                    "source": "torch, TF32 off, same run", "against": f"{matmul.percent(g['share'])}% of its speed"})
     return out
 
 

@@ -356,6 +356,15 @@ def _fmt(value: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
 
 
+def percent(share: float, decimals: int = 1) -> Decimal:
+    """A share of cuBLAS's speed (cuBLAS's seconds over the rung's) in percent as the course prints it: one
+    decimal, as table() shows it (87.5), and fewer decimals rounded from that printed figure half up, as a
+    reader rounds it (88, never an 87 beside a table's 87.5). Every share of cuBLAS the course prints goes
+    through it, so one figure is never rounded two ways."""
+    shown = Decimal(f"{100 * share:.1f}")
+    return shown if decimals >= 1 else shown.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP) + 0
+
+
 def table(rows: list[dict]) -> str:
     """GFLOP/s per implementation (rows) and size (columns); then each rung's share of cuBLAS at the top size."""
     sizes = sorted({r["size"] for r in rows})
@@ -373,7 +382,7 @@ def table(rows: list[dict]) -> str:
         lines.append(f"{'share of cuBLAS fp32 (same run):':<{width}s}" + "".join(f"{n:>8d}" for n in shown))
         for impl in impls:
             if impl.startswith("matmul_"):
-                cells = "".join(f"{100 * cublas[n] / get[impl, n]['seconds']:7.1f}%" if (impl, n) in get else f"{'':>8s}"
+                cells = "".join(f"{percent(cublas[n] / get[impl, n]['seconds']):>7}%" if (impl, n) in get else f"{'':>8s}"
                                 for n in shown)
                 lines.append(f"  {impl:<{width - 3}s}{cells}")
     else:
@@ -405,7 +414,7 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
                 and r["seconds"] < blas[n]["seconds"]}
         if not over:
             continue
-        names = ", ".join(f"{impl} {100 * share:.1f}%" for impl, share in over.items())   # as table() prints it
+        names = ", ".join(f"{impl} {percent(share)}%" for impl, share in over.items())   # as table() prints it
         own = blas[n]["gflops"] / best
         head = f"At {n}³ cuBLAS took {blas[n]['seconds'] * 1e6:.3g} µs a call and {names} of its speed"
         if own < LAUNCH_BOUND:
@@ -462,10 +471,12 @@ def loads_sentence(g: dict) -> str:
     from those three printed figures; where the fastest rung goes beyond matmul_6 without any loads
     (judged on the printed percentages), it says that instead: a rung cannot win back more than a cost, its
     own changes gain more than the loads cost (the layout it runs with among them, where g["label"] names
-    #defines other than its file's). None where the dict has no matmul_6 or no NO_LOADS row."""
+    #defines other than its file's); where it prints no more than matmul_6, it says that. The share won back is
+    printed in whole percent, with as many decimals as it takes never to read 0 % or 100 % of a cost partly
+    won back. None where the dict has no matmul_6 or no NO_LOADS row."""
     if g["won_back"] is None:
         return None
-    pct = lambda x: Decimal(f"{100 * x:.1f}")   # noqa: E731  the share as the table prints it (86.5 %)
+    pct = percent   # the share as the table prints it (86.5 %)
     best = g.get("label") or _short(g["best"])
     head = (f"{g['size']}³: matmul_6 reaches {pct(g['matmul_6'])}% of cuBLAS, and without its global loads would "
             f"reach {pct(g['without_loads'])}%")
@@ -481,8 +492,10 @@ def loads_sentence(g: dict) -> str:
     if pct(g["share"]) <= pct(g["matmul_6"]):
         return f"{head}; {best} reaches {pct(g['share'])}%, no more than matmul_6 with its loads."
     won = 100 * (pct(g["share"]) - pct(g["matmul_6"])) / (pct(g["without_loads"]) - pct(g["matmul_6"]))
-    whole = won.quantize(Decimal(1), ROUND_HALF_UP)
-    shown = whole if 0 < whole < 100 else won.quantize(Decimal("0.1"), ROUND_HALF_UP)   # never 0 % or all of it
+    for places in range(0, 6):   # never 0 % or all of it: as many decimals as it takes to print within them
+        shown = won.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+        if 0 < shown < 100:
+            break
     return f"{head}; {best} reaches {pct(g['share'])}%, winning back {shown}% of the loads' cost."
 
 
