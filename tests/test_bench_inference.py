@@ -172,3 +172,23 @@ def test_a_share_of_the_ceiling_is_the_one_of_the_printed_gb_s():
     from helpers.bench import inference as bench_inference
     assert bench_inference.of_ceiling({"gbps": 10.1951}, {"gbps": 40.0}) == "26%"
     assert bench_inference.of_ceiling({"gbps": 10.1949}, {"gbps": 40.0}) == "25%"
+
+
+def test_record_round_trips_quote_the_committed_table():
+    """Notebook 03 prints the committed record's table and, under it, inference.record_round_trips: every
+    figure the sentence quotes is the one the table prints on the same row, and it says whose figures they are."""
+    import re
+
+    from helpers import inference
+    rows = json.loads(SAVED.read_text())["benches"]["inference"]
+    said = inference.record_round_trips(rows, "the committed benchmark record")
+    lines = bench_inference.table(bench_inference.main_rows(rows), full=False).splitlines()
+    quoted = 0
+    for what in (inference.RECORD_NUMPY, *inference.RECORD_GPU.values()):
+        if bench_inference.timing_of(rows, what) is not None:
+            line = next(line for line in lines if line.startswith(what + " "))
+            figure = re.search(r"\S+ ms \([^)]*\)", line[len(what):]).group(0)    # '3.1 ms (3–3.42)'
+            assert f"({figure})" in said or f"took {figure}" in said, (what, figure)
+            quoted += 1
+    assert quoted >= 2
+    assert "these are the record's verdicts, not this run's" in said

@@ -639,3 +639,71 @@ def test_percent_rounds_the_printed_share_half_up():
     from helpers.bench import matmul as bench_matmul
     assert bench_matmul.percent(0.87496) == Decimal("87.5") and bench_matmul.percent(0.87496, 0) == 88
     assert bench_matmul.percent(0.87449, 0) == 87
+
+
+# --- the committed record's round trips against NumPy, by the sweep's rule -------------------------------
+
+def record_rows(float32_ms, numpy_ms, uint8_ms=None, spread=0.03):
+    """Rows shaped like notebooks/results/bench-h100.json's inference rows: median and 20–80 % band in seconds."""
+    def row(what, ms):
+        return {"what": what, "seconds": ms / 1e3, "seconds_low": ms * (1 - spread) / 1e3,
+                "seconds_high": ms * (1 + spread) / 1e3, "repeats": 20, "clock": "wall clock", "images": 10000}
+    rows = [row("upload float32 into existing buffer", 2.38), row(inference.RECORD_GPU["float32"], float32_ms)]
+    if uint8_ms is not None:
+        rows.append(row(inference.RECORD_GPU["uint8"], uint8_ms))
+    return rows + [row(inference.RECORD_NUMPY, numpy_ms)]
+
+
+def test_record_round_trips_three_sides():
+    gpu = inference.record_round_trips(record_rows(3.0, 6.0))
+    assert gpu.outcome == f"float32: {timing.A_FASTER}"
+    assert "with float32 input (3 ms (2.91–3.09)) the GPU is 2× faster" in gpu
+    numpy = inference.record_round_trips(record_rows(6.0, 3.0))
+    assert numpy.outcome == f"float32: {timing.B_FASTER}" and "NumPy is 2× faster" in numpy
+    level = inference.record_round_trips(record_rows(3.0, 3.05))
+    assert level.outcome == f"float32: {timing.SAME}" and "the two are the same within the noise we measured" in level
+    for v in (gpu, numpy, level):
+        assert v.startswith("In the committed benchmark record, a run of its own and not this one,")
+        assert "these are the record's verdicts, not this run's" in v and "by more than 1.5×" in v
+        assert "on 10,000 images" in v and "uint8" not in v
+
+
+@pytest.mark.parametrize("numpy_ms, outcome, words", [
+    (4.35, timing.SAME, "the two are 1.45× apart, within the 50 % we call the same"),   # bands apart, inside 1.5×
+    (4.65, timing.A_FASTER, "the GPU is 1.6× faster"),                                  # 1.55×: beyond it
+    (4.5, timing.SAME, "the two are 1.50× apart, within the 50 % we call the same")])   # exactly 1.5×: not beyond
+def test_record_round_trips_either_side_of_the_host_margin(numpy_ms, outcome, words):
+    v = inference.record_round_trips(record_rows(3.0, numpy_ms, spread=0.01))
+    assert v.outcome == f"float32: {outcome}" and words in v
+
+
+def test_record_round_trips_of_the_committed_h100_record():
+    """The audit's case: 3.1 ms (3–3.42) against NumPy's 4.78 ms (4.59–5.17) is 1.54×, beyond 1.5× with the bands
+    apart, so by the sweep's rule the GPU wins at 10,000 images in the record; uint8's 1.46 ms is 3.3×."""
+    ms = lambda median, low, high, what: {"what": what, "seconds": median / 1e3, "seconds_low": low / 1e3,  # noqa: E731
+                                          "seconds_high": high / 1e3, "clock": "wall clock", "images": 10000}
+    rows = [ms(3.095346, 2.999327, 3.419343, inference.RECORD_GPU["float32"]),
+            ms(1.464219, 1.426930, 1.546996, inference.RECORD_GPU["uint8"]),
+            ms(4.783278, 4.588304, 5.165512, inference.RECORD_NUMPY)]
+    v = inference.record_round_trips(rows, "the committed benchmark record (results/bench-h100.json)")
+    assert v.outcome == f"float32: {timing.A_FASTER}; uint8: {timing.A_FASTER}"
+    assert ("NumPy's forward and argmax on 10,000 images took 4.78 ms (4.59–5.17) by wall clock, timed in turn with the "
+            "GPU's whole round trips: with float32 input (3.1 ms (3–3.42)) the GPU is 1.54× faster and with uint8 input "
+            "(1.46 ms (1.43–1.55)) the GPU is 3.3× faster.") in v
+    assert v.startswith("In the committed benchmark record (results/bench-h100.json), a run of its own")
+
+
+def test_record_round_trips_judges_each_input_on_its_own():
+    v = inference.record_round_trips(record_rows(8.0, 4.0, uint8_ms=4.05))
+    assert v.outcome == f"float32: {timing.B_FASTER}; uint8: {timing.SAME}"
+    assert "with float32 input (8 ms (7.76–8.24)) NumPy is 2× faster and with uint8 input" in v
+    assert v.count("the same within the noise we measured") == 1
+
+
+def test_record_round_trips_needs_numpy_and_float32_rows():
+    assert inference.record_round_trips(record_rows(3.0, 6.0)[:-1]) is None                 # no NumPy row
+    no_float32 = [r for r in record_rows(3.0, 6.0, uint8_ms=2.0) if r["what"] != inference.RECORD_GPU["float32"]]
+    assert inference.record_round_trips(no_float32) is None
+    timeless = record_rows(3.0, 6.0)
+    timeless[1] = {"what": inference.RECORD_GPU["float32"], "seconds": None, "clock": "not available here"}
+    assert inference.record_round_trips(timeless) is None

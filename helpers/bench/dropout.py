@@ -42,6 +42,7 @@ from .fused import epoch_sampler
 
 RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
 SAFETY = 0.95          # epochs planned = SAFETY * budget / measured epoch time
+PROBE_EPOCHS = 2       # epochs of a throwaway trainer timed for that plan (their median)
 EVALS = 25             # validation / training-set accuracy points a run records (evaluation is not timed)
 BASE = dict(hidden=2048, keep_in=0.8, keep_hidden=0.5, max_norm=3.5, batch=128, eps=1.0, mu_start=0.5,
             mu_end=0.99, ramp=0.15)
@@ -90,7 +91,7 @@ def make_trainer(ctx, recipe: dict, images, labels, seed: int, quick: bool):
 def plan_epochs(ctx, recipe: dict, images, labels, seconds: float, quick: bool) -> tuple[int, float]:
     """(epochs that fit in `seconds`, measured seconds an epoch) from a throwaway trainer."""
     probe = make_trainer(ctx, recipe, images, labels, seed=12345, quick=quick)
-    per_epoch = round(timing.measure(epoch_sampler(probe), repeat=2).median, 4)   # after a warm-up; as printed (0.1 ms)
+    per_epoch = round(timing.measure(epoch_sampler(probe), repeat=PROBE_EPOCHS).median, 4)   # after a warm-up; as printed (0.1 ms)
     probe.release()
     return max(1, int(SAFETY * seconds / per_epoch)), per_epoch
 
@@ -298,7 +299,8 @@ def final(ctx, name: str, seeds, seconds: float, quick: bool, live_factory=None)
     recipe = RECIPES[name]
     epochs, per_epoch = plan_epochs(ctx, recipe, X_train, y_train, seconds, quick)
     print(f"final: {name} on all {len(y_train):,} training images, {epochs} epochs planned "
-          f"({100 * SAFETY:.0f} % of the {seconds:g} s budget ÷ {1e3 * per_epoch:.1f} ms an epoch measured), "
+          f"({100 * SAFETY:.0f} % of the {seconds:g} s budget ÷ {1e3 * per_epoch:.1f} ms an epoch, the median of "
+          f"{PROBE_EPOCHS} epochs of a throwaway trainer of the recipe timed here after a warm-up), "
           "test once per seed")
     runs = []
     for seed in seeds:
@@ -313,7 +315,8 @@ def final(ctx, name: str, seeds, seconds: float, quick: bool, live_factory=None)
             run["figure"] = live.close()
         runs.append(run)
         print(f"  seed {seed}: test {100 * run['test_accuracy']:.2f} %   {run['epochs']} epochs in "
-              f"{run['train_seconds']:.1f} s of training ({run['wall_seconds']:.1f} s with evaluation)"
+              f"{run['train_seconds']:.1f} s of training, {1e3 * run['train_seconds'] / max(run['epochs'], 1):.1f} ms an "
+              f"epoch ({run['wall_seconds']:.1f} s with evaluation)"
               + (f"   [{run['stopped']}]" if run["stopped"] else ""), flush=True)
     acc = [100 * r["test_accuracy"] for r in runs]
     summary = {"mean": statistics.mean(acc), "std": statistics.stdev(acc) if len(acc) > 1 else 0.0,
