@@ -153,3 +153,44 @@ def test_record_pairs_note_names_the_pairs_within_the_margin(jax_ms, close):
     assert ("every pair lies more than 25 % apart" in note) == (not close)
     two = limits.record_pairs_note({"A": (_epoch(10), _epoch(11)), "B": (_epoch(20), _epoch(21))})
     assert "so A and B lie close enough for another run of the benchmark to order them differently." in two
+
+
+def _two_products(ladder_us, cublas_us, hidden=128):
+    """Product rows whose two products each take half the given step: the fastest rung's and cuBLAS's."""
+    return [{"product": p, "hidden": hidden, "shape": list(shape), "impl": impl, "seconds": s / 2 * 1e-6, "clock": "c"}
+            for p, shape in products.shapes(hidden).items()
+            for impl, s in (("matmul_9_interior", ladder_us), (products.CUBLAS, cublas_us))]
+
+
+def test_epoch_limits_ratio_is_the_one_of_its_printed_figures():
+    """The committed run's case: 10.4351 ms against a floor of 2.7051 ms and cuBLAS's 5.9849 ms print as 10.44,
+    2.71 and 5.98 ms, whose quotients are 3.852 and 1.7458: 3.85× and 1.75× (the unrounded figures give 3.8576
+    and 1.7436, which printed 3.86× and 1.74×)."""
+    rows = [{"name": "fused blocked 784-128-10 SGD", "ms": 10.4351, "steps": 469},
+            {"name": "floor: 469×2 empty dispatches + barriers", "ms": 2.7051, "steps": 469, "dispatches_per_step": 2}]
+    floor, blas = limits.epoch_limits(rows, _two_products(30.0, 5.9849 / 469 * 1e3), 128)
+    assert floor["ours"] == "fused blocked 784-128-10 SGD, 10.44 ms" and floor["limit"] == "empty-dispatch floor 2.71 ms"
+    assert floor["against"] == "3.85× its time" and floor["times"] == "3.85×"
+    assert blas["limit"] == "cuBLAS's two products alone 5.98 ms" and blas["against"] == "1.75× its time"
+    assert (floor["ours_ms"], floor["limit_ms"], blas["limit_ms"]) == (10.44, 2.71, 5.98)   # the figures as printed
+
+
+def test_two_products_ratio_is_the_one_of_its_printed_figures():
+    """31.76 and 12.76 µs print as 31.8 and 12.8 µs: 2.484, 2.48× less (the unrounded figures give 2.489, 2.49×)."""
+    said = limits.two_products(_two_products(31.76, 12.76), 128)
+    assert said == ("a step's two products alone (X·W1 and Xᵀ·dZ1) take 31.8 µs by the matmul ladder's fastest "
+                    "rungs and 12.8 µs by cuBLAS, 2.48× less")
+    assert limits.two_products(_two_products(12.76, 31.76), 128).endswith("12.8 µs by the matmul ladder's fastest "
+                                                                         "rungs and 31.8 µs by cuBLAS, 2.48× more")
+    no_blas = [r for r in _two_products(31.76, 12.76) if r["impl"] != products.CUBLAS]
+    assert limits.two_products(no_blas, 128) is None                                # no cuBLAS rows: no sentence
+
+
+@pytest.mark.skipif(not JSON.is_file(), reason="no committed benchmark JSON")
+def test_committed_limits_rows_are_the_quotients_of_their_printed_figures():
+    from decimal import Decimal
+    from helpers import timing
+    for r in limits.limit_rows(json.loads(JSON.read_text())):
+        if "ms" in r["limit"]:
+            ours, limit = (Decimal(re.findall(r"([\d.]+) ms", r[k])[-1]) for k in ("ours", "limit"))
+            assert r["against"] == f"{timing.times(ours / limit)}× its time", r

@@ -81,7 +81,8 @@ def test_unmeasured_and_measured_split_the_rows():
 
 @pytest.mark.parametrize("ours, theirs, said", [
     (12.6, 18.2, "1.4× faster"), (18.2, 12.6, "1.4× slower"), (25.12, 25.82, "1.03× faster"),
-    (25.82, 25.12, "1.03× slower"), (10.0, 10.0, "as fast"), (1.0, 50.0, "50× faster")])
+    (25.82, 25.12, "1.03× slower"), (10.0, 10.0, "as fast"), (1.0, 50.0, "50× faster"),
+    (0.010449, 0.018151, "1.8× faster")])      # printed 10.4 and 18.2 ms: 1.75, 1.8 (the unrounded 1.737: 1.7)
 def test_against_says_faster_or_slower_on_both_sides(ours, theirs, said):
     assert report.against(ours, theirs) == said
 
@@ -254,3 +255,63 @@ def test_accuracy_row_counts_the_warm_up_epochs_or_names_no_total():
     assert "the epochs of its warm-up (GLSL and NumPy epochs in turn for a second) and 5 timed ones" in unknown[3]
     known = report.accuracy_row({**row, "epochs_trained": 9})
     assert known[1] == "97.39 % after 9 epochs" and "run of 9 epochs (its warm-up's and 5 timed)" in known[3]
+
+
+# --- a ratio beside two figures is the quotient of the figures as printed -----------------------------------
+
+def test_upload_against_kernels_is_the_quotient_of_the_printed_figures():
+    """2.3751 ms of upload against 0.12249 ms of kernels print as 2.38 and 0.122 ms: 19.5, 20× (the unrounded
+    figures give 19.39, 19×)."""
+    record = {"device": {"renderer": "X", "date": "d"}, "benches": {"inference": [
+        {"what": "upload float32 into existing buffer", "seconds": 2.3751e-3, "clock": "c"},
+        {"what": "kernels, float32 input (2 dispatches)", "seconds": 1.2249e-4, "clock": "c"}]}}
+    (row,) = report.headline_rows(record)
+    assert row[1:] == ("upload: 2.38 ms", "the two kernels: 0.122 ms", "the upload takes 20× the kernels")
+
+
+# the committed run's speeds at 4096³ (GFLOP/s): at two decimals of TFLOP/s, 45.13 / 51.73 = 87.24 % prints 87.2 %
+# where bench.matmul.percent (notebook 04, the limits table) prints 87.3 %, and 37.79 / 51.73 = 73.05 % prints 73.1 %
+# where it prints 73.0 %
+AT_4096 = (("matmul_1_naive", 4570.104982335532), ("matmul_5_pipelined", 37786.45603452978),
+           ("matmul_9_interior", 45133.59747460099), ("cuBLAS fp32 (torch, TF32 off)", 51728.86424713176))
+
+
+def test_matmul_shares_are_the_quotients_of_the_printed_speeds_and_percents_figure():
+    import re
+    from decimal import Decimal
+    from helpers import timing
+    from helpers.bench import matmul as bench_matmul
+
+    rows = [_row(name, 4096, g) for name, g in AT_4096]
+    assert report._share(rows[2], rows[3]) == "87.2"                 # two decimals: not percent()'s 87.3
+    lines = report.matmul_rows(rows)
+    assert lines[3] == "| matmul 4096³, cuBLAS fp32 (torch, TF32 off) | 51.729 TFLOP/s | c |"
+    for line, r in zip(lines[:3], rows):
+        speed, share = re.search(r"\| ([\d.]+) TFLOP/s \(([\d.]+)% of cuBLAS\)", line).groups()
+        assert share == timing.times(100 * Decimal(speed) / Decimal("51.729"), 1)            # a reader's quotient
+        assert share == f"{bench_matmul.percent(rows[3]['seconds'] / r['seconds'])}"      # 04's and the limits'
+    assert "45.134 TFLOP/s (87.3% of cuBLAS)" in lines[2] and "37.786 TFLOP/s (73.0% of cuBLAS)" in lines[1]
+
+
+def test_committed_pages_print_shares_and_speedups_that_are_their_printed_quotients():
+    from decimal import Decimal
+    import re
+    from helpers import timing
+
+    page = report.results_page(committed())
+    blas = Decimal(re.search(r"cuBLAS fp32 \(torch, TF32 off\) \| ([\d.]+) TFLOP/s", page).group(1))
+    for line in page.splitlines():
+        if "% of cuBLAS)" in line:                            # a row at the largest size, against the cuBLAS row
+            rung, share = re.search(r"\| ([\d.]+) TFLOP/s \(([\d.]+)% of cuBLAS\)", line).groups()
+            assert share == timing.times(100 * Decimal(rung) / blas, 1), line
+        elif "% of cuBLAS's" in line:                         # a fastest rung, cuBLAS's speed beside it
+            rung, share, theirs = re.search(r"\| ([\d.]+) TFLOP/s \(([\d.]+)% of cuBLAS's ([\d.]+)\)", line).groups()
+            assert share == timing.times(100 * Decimal(rung) / Decimal(theirs), 1), line
+    text = report.headline(committed())
+    first = next(line for line in text.splitlines() if "first rung to its top" in line)
+    top, naive, speedup = re.search(r": ([\d.]+) TFLOP/s \| .*: ([\d.]+) TFLOP/s \| ([\d.]+)× the speed", first).groups()
+    assert speedup == timing.times(Decimal(top) / Decimal(naive), 1)
+    cublas = next(line for line in text.splitlines() if "against cuBLAS fp32" in line)
+    top, theirs, share = re.search(r"at (\d+)³: ([\d.]+) TFLOP/s \| cuBLAS at \1³: ([\d.]+) TFLOP/s .* ([\d.]+)% at \1³ \|$",
+                                   cublas).group(2, 3, 4)
+    assert share == timing.times(100 * Decimal(top) / Decimal(theirs), 1)

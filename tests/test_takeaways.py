@@ -55,3 +55,27 @@ def test_keep_it_on_the_gpu_compares_the_two_epochs_timed_in_turn():
         "fused": [{"name": "fused 784-128-10 SGD", "ms": 10.96, "dispatches_per_step": 2}]}}
     first = next(r for r in takeaways.rules(bench) if r.rule.startswith("Keep the data"))
     assert (first.slow_s, first.fast_s) == (0.307, 0.024) and "6 dispatches a step" in first.fast
+
+
+def test_factor_is_the_quotient_of_the_printed_durations():
+    """2.3796 ms against 1.0148 ms print as 2.38 and 1.01 ms: 2.356, 2.4× (the unrounded seconds give 2.345,
+    which printed 2.3×)."""
+    rule = takeaways.Rule("r", "slow", "fast", 2.3796e-3, 1.0148e-3, "03_batched_inference.ipynb")
+    assert rule.factor_text == "2.4"
+    bench = {"device": {"renderer": "X", "date": "d"}, "benches": {"inference": [
+        {"what": "upload float32 into existing buffer", "seconds": 2.3796e-3},
+        {"what": "upload uint8-packed into existing buffer", "seconds": 1.0148e-3}]}}
+    assert "2.38 ms; uploading them as uint8, four pixels a word: 1.01 ms (**2.4×**)" in takeaways.page(bench, "x.json")
+
+
+def test_committed_page_factors_are_the_quotients_of_its_printed_durations():
+    import re
+    from decimal import Decimal
+    from helpers import timing
+    page = takeaways.page(json.loads(COMMITTED.read_text()), "notebooks/results/bench-h100.json")
+    rows = re.findall(r": ([\d.]+) (s|ms|µs); .*: ([\d.]+) (s|ms|µs) \(\*\*([\d.]+)×\*\*\)", page)
+    assert len(rows) >= 6
+    factors = [Decimal(f) for *_, f in rows]
+    for slow, su, fast, fu, factor in rows:
+        assert factor == timing.times(timing.seconds_exactly(slow, su) / timing.seconds_exactly(fast, fu), 1)
+    assert factors == sorted(factors, reverse=True)                  # ranked by the factors as printed

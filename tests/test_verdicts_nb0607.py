@@ -545,3 +545,14 @@ def test_cost_sentence_percentage_of_an_exact_half_rounds_up():
     """20.5 against 20 ms is exactly +2.5 %: +3 %, as the 1.03× beside it says."""
     said = bench_dropout.cost_sentence(T(20.5, 0.001), T(20.0, 0.001), 0.5e-6, 0.1e-6)
     assert "(+3 %" in said
+
+
+def test_kernel_share_account_share_is_the_one_of_its_printed_figures():
+    """7.7854 ms of kernels print as 7.79 ms, a 10.15 ms epoch as 10.2 ms: 76.4 %, 76 % (the unrounded figures
+    gave 76.7 %, 77 %); the band's ends are of the band's printed ends (10.1 and 10.2 ms)."""
+    epoch = T(10.15)
+    assert epoch.text() == "10.2 ms (10.1–10.2)"
+    words, (share, low, high) = bench_fused.kernel_share_account("fused", _Trainer(), _prof(), epoch)
+    assert "7.79 ms of a 10.2 ms (10.1–10.2) epoch" in words
+    assert words.startswith("fused: kernels 76 % (76–77 %) of the epoch")          # 7.79/10.2, 7.79/10.1
+    assert (share, low, high) == (0.76, 0.76, 0.77)

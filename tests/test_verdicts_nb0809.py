@@ -288,3 +288,34 @@ def test_floor_against_estimate_rounds_an_exact_half_up():
     """A floor of 1.44 ms against a count printed as 1.28 ms is exactly 1.125×: 1.13×."""
     said = _profile.floor_against_estimate(T(1440, 0.001), 100, 4, 3.2e-6, "GPU timer query")
     assert "= 1.28 ms of fixed cost" in said and "the floor is 1.13× the count" in said
+
+
+# --- notebook 08: ratios and shares beside their figures are the quotients of the printed figures -------------
+
+def test_epochs_table_ratio_is_the_one_of_its_printed_figures():
+    """The committed run: PyTorch eager's 507.0846 ms against the fused 10.9557 ms print as 507.08 and 10.96:
+    46.27× (the unrounded medians gave 46.29×)."""
+    from helpers.bench import fused as bench_fused
+    main = {"name": "fused 784-128-10 SGD", "ms": 10.955654, "ms_low": 10.94, "ms_high": 11.18, "dispatches_per_step": 2}
+    eager = {"name": "PyTorch eager 784-128-10 SGD", "ms": 507.084629, "ms_low": 477.88, "ms_high": 523.67}
+    assert bench_fused.times_epoch(eager["ms"], main["ms"]) == "46.27×"
+    lines = bench_fused.epochs_table([eager, main], main).splitlines()
+    assert lines[0] == "| row | epoch (ms), median (20–80 %) | dispatches a step | median against fused 784-128-10 SGD |"
+    assert lines[2] == "| PyTorch eager 784-128-10 SGD | 507.08 (477.88–523.67) |  | 46.27× |"
+    assert lines[3] == "| fused 784-128-10 SGD | 10.96 (10.94–11.18) | 2 | 1.00× |"
+
+
+def _ms_timing(ms, spread=0.01, n=9):
+    return timing.Timing(tuple(ms * 1e-3 * (1 + spread * (2 * i / (n - 1) - 1)) for i in range(n)))
+
+
+@pytest.mark.parametrize("part_ms, whole_ms, printed, share", [(2.4749, 10.05, ("2.47 ms", "10.1 ms"), "24 %"),
+                                                               (2.5049, 10.25, ("2.5 ms", "10.2 ms"), "25 %")])
+def test_share_text_of_two_timings_is_the_one_of_their_printed_medians(part_ms, whole_ms, printed, share):
+    """The dispatch floor's share of an epoch: 2.47 of 10.1 ms is 24.46 %, 24 % (the medians gave 24.63 %, 25 %);
+    2.5 of 10.2 ms is 24.51 %, 25 % (the medians gave 24.44 %, 24 %); a share of numbers rounds half up."""
+    from helpers.bench import profile
+    part, whole = _ms_timing(part_ms), _ms_timing(whole_ms)
+    assert (part.text().split(" (")[0], whole.text().split(" (")[0]) == printed
+    assert profile.share_text(part, whole) == share
+    assert profile.share_text(-0.001, 1.0) == "0 %" and profile.share_text(0.245, 1.0) == "25 %"   # numbers: half up

@@ -32,6 +32,7 @@ import itertools
 import json
 import time
 from contextlib import ExitStack, contextmanager
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -395,7 +396,7 @@ def run(ctx, quick: bool) -> list[dict]:
         if "error" in row:
             print(f"{row['name']:56s} not run: {row['error']}")
             continue
-        ratio = f"{row['ms'] / main['ms']:8.2f}×" if main else ""
+        ratio = f"{times_epoch(row['ms'], main['ms']):>9s}" if main else ""
         band = f"{row['ms']:.2f} ({row['ms_low']:.2f}–{row['ms_high']:.2f})"
         print(f"{row['name']:56s} {band:>24s} {str(row.get('dispatches_per_step', '')):>9s} {ratio}")
     if main is not None:
@@ -424,6 +425,24 @@ def lookahead_floor_sampler(trainer):
             trainer.kernel.set(roles=ALL_ROLES)
             trainer.write("params", saved)
     return sample
+
+
+def times_epoch(ms: float, main_ms: float) -> str:
+    """An epoch against another (ms each), as the tables print them: the quotient of the two figures printed to
+    two decimals, rounded half up ('46.27×' for 507.08 against 10.96 ms, where the unrounded medians gave
+    46.29×)."""
+    return f"{timing.times(Decimal(f'{ms:.2f}') / Decimal(f'{main_ms:.2f}'))}×"
+
+
+def epochs_table(rows: list[dict], main: dict) -> str:
+    """Notebook 08's table of a run's epochs (rows with 'ms', 'ms_low', 'ms_high'): each epoch's median and band
+    in ms to two decimals, its dispatches a step, and its median against main's (times_epoch: of the figures as
+    printed), as Markdown."""
+    lines = [f"| row | epoch (ms), median (20–80 %) | dispatches a step | median against {main['name']} |",
+             "| --- | --- | --- | --- |"]
+    lines += [f"| {r['name'].removesuffix(' (notebook 04)')} | {r['ms']:.2f} ({r['ms_low']:.2f}–{r['ms_high']:.2f}) "
+              f"| {r.get('dispatches_per_step', '')} | {times_epoch(r['ms'], main['ms'])} |" for r in rows]
+    return "\n".join(lines)
 
 
 def fastest_glsl(rows: list[dict], hidden: int) -> dict | None:
@@ -467,8 +486,7 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     kernel = max(profile.printed_seconds(sum(above)) - len(above) * profile.printed_seconds(empty), 0.0) * trainer.steps_per_epoch
     rest = phases["readback"] + phases["upload"]
     total = max(epoch.median, kernel + rest)               # the epoch's median, unless the parts overrun it
-    share = kernel / total
-    low, high = min(share, kernel / epoch.high), max(share, min(1.0, kernel / epoch.low))
+    share, low, high = _printed_shares(kernel, epoch, total)
     words = fused_mlp.kernel_share(name, share, low, high)
     left = len(prof["kernel"]) - len(above)
     left_out = (f"; {left} kernel{'s' * (left > 1)} no longer than an empty dispatch count{'s' * (left == 1)} nothing"
@@ -480,6 +498,23 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
         figures += (f"; the epoch's parts add up to {profile.seconds_text(total)}, more than its median, and the "
                     "share is of that")
     return f"{words} ({figures})", (share, low, high)
+
+
+def _printed_shares(kernel: float, epoch: timing.Timing, total: float) -> tuple[float, float, float]:
+    """kernel_share_account's share of the epoch and its band, each a whole percent rounded half up from the
+    figures as printed: the kernel phase (profile.seconds_text) over the epoch's median, or over `total` where
+    the parts overrun it, and over the ends of the epoch's band (epoch.text()), so a reader who divides the
+    printed figures gets the printed share (7.79 ms of a 10.2 ms epoch: 76.4 %, 76 %, where the unrounded
+    7.7854 ms of a 10.15 ms median gave 76.7 %, 77 %)."""
+    exactly = lambda seconds: timing.seconds_exactly(*profile.seconds_text(seconds).split())   # noqa: E731
+    figure, unit, band = epoch.text().split(" ", 2)
+    median = timing.seconds_exactly(figure, unit)
+    low_s, high_s = ((timing.seconds_exactly(x, unit) for x in band.strip("()").split("–")) if "–" in band
+                     else (median, median))
+    k, whole = exactly(kernel), exactly(total) if total > epoch.median else median
+    pct = lambda part, of: float(timing.times(100 * part / of, 0)) / 100 if of > 0 else 1.0   # noqa: E731
+    share = pct(k, whole)
+    return share, min(share, pct(k, high_s)), max(share, min(1.0, pct(k, low_s)))
 
 
 def row_timing(row: dict) -> timing.Timing:
