@@ -362,40 +362,41 @@ def loop_summary(loop: dict) -> str:
 
 # --- the sentences notebook 04 prints from its numbers (tests/test_verdicts_nb0304.py) -------------------
 
-def _sizes(sizes) -> str:
-    names = [f"{n}³" for n in sizes]
-    return findings.listed(names)
-
-
 def splitk_verdict(timings: dict) -> timing.Verdict:
     """Split-K judged size by size from distributions: timings {n: (matmul_6's Timing, matmul_8's Timing)} at
     the sizes where it cut k into pieces. Outcome A_FASTER (split-K faster at every size), B_FASTER (slower
     at every size), SAME (called the same at every size, in timing.the_same's words) or "mixed"; each size is
-    named on its side."""
+    named on its side with both times as printed (Timing.text()) and, where it won, lost or is level within the
+    noise, matmul_6's printed time over split-K's (split-K's speed as a multiple of matmul_6's) rounded half up
+    (timing.ratio, timing.times), the quotient a reader gets from the two figures printed beside it."""
     if not timings:
         return timing.Verdict("At no size did split-K cut k into pieces: there it is matmul_6.", timing.SAME)
     side = {n: timing.compare(t8, t6) for n, (t6, t8) in sorted(timings.items())}
-    ratio = {n: t6.median / t8.median for n, (t6, t8) in timings.items()}
 
-    def at(outcome):
-        sizes = [n for n in side if side[n] == outcome]
-        return sizes, ", ".join(f"{ratio[n]:.2f}×" for n in sizes)
+    def figures(n, speed=True):
+        """'split-K 23.4 µs (23.1–23.8) against matmul_6's 60.6 µs (59.9–61.2), 2.59× its speed': both times
+        as printed, and matmul_6's printed time over split-K's, rounded half up."""
+        t6, t8 = timings[n]
+        text = f"split-K {t8.text()} against matmul_6's {t6.text()}"
+        return text + (f", {timing.times(timing.ratio(t6, t8))}× its speed" if speed else "")
+
+    def at(sizes, speed=True):
+        return findings.listed(f"{n}³ ({figures(n, speed)})" for n in sizes)
     parts = []
-    won, won_r = at(timing.A_FASTER)
-    lost, lost_r = at(timing.B_FASTER)
+    won = [n for n in side if side[n] == timing.A_FASTER]
+    lost = [n for n in side if side[n] == timing.B_FASTER]
     same = [n for n in side if side[n] == timing.SAME]
     level = [n for n in same if timing.overlap(*timings[n])]
     close = [n for n in same if n not in level]
     if won:
-        parts.append(f"at {_sizes(won)} ({won_r} matmul_6's speed) filling the idle SMs pays more than the "
-                     "pieces' trip through memory and the second dispatch cost")
+        parts.append(f"at {at(won)} filling the idle SMs pays more than the pieces' trip through memory and the "
+                     "second dispatch cost")
     if lost:
-        parts.append(f"at {_sizes(lost)} ({lost_r}) the pieces' trip through memory and the second dispatch "
-                     "cost more than the idle SMs")
+        parts.append(f"at {at(lost)} the pieces' trip through memory and the second dispatch cost more than the "
+                     "idle SMs")
     if level:
-        parts.append(f"at {_sizes(level)} ({', '.join(f'{ratio[n]:.2f}×' for n in level)}) split-K and matmul_6 "
-                     f"are {timing.SAME_WITHIN_NOISE}")
-    parts += [f"at {n}³ split-K and matmul_6 are {timing.apart(*timings[n])}" for n in close]
+        parts.append(f"at {at(level)} split-K and matmul_6 are {timing.SAME_WITHIN_NOISE}")
+    parts += [f"at {at([n], speed=False)} split-K and matmul_6 are {timing.apart(*timings[n])}" for n in close]
     outcomes = set(side.values())
     text = "; ".join(parts)
     return timing.Verdict(text[0].upper() + text[1:] + ".", outcomes.pop() if len(outcomes) == 1 else "mixed")

@@ -67,35 +67,22 @@ def _ms_exactly(seconds: float) -> Decimal:
     return timing.seconds_exactly(*_ms(seconds).split())
 
 
-def _flops(gflops: float, more: int = 0) -> str:
-    """'22.51 TFLOP/s', or '3.1 GFLOP/s' below 0.05 TFLOP/s (a software renderer), never '0.00 TFLOP/s'. Two
-    decimals (three significant digits in GFLOP/s), and `more` beyond them where a share of cuBLAS printed
-    beside two such figures needs them to be the one bench.matmul.percent prints (_more)."""
-    return f"{gflops / 1e3:.{2 + more}f} TFLOP/s" if gflops >= 50 else f"{gflops:.{3 + more}g} GFLOP/s"
+def _flops(gflops: float) -> str:
+    """'45.134 TFLOP/s': the GFLOP/s that notebook 04's table prints (whole GFLOP/s from 100 up, three
+    significant digits below), in TFLOP/s from 100 GFLOP/s up. A share of cuBLAS printed beside two of them
+    (bench.matmul.percent_of) is then the quotient a reader gets by dividing them."""
+    figure = bench_matmul._fmt(gflops)
+    return f"{Decimal(figure) / 1000:.3f} TFLOP/s" if gflops >= 100 else f"{figure} GFLOP/s"
 
 
-def _flops_exactly(gflops: float, more: int = 0) -> Decimal:
+def _flops_exactly(gflops: float) -> Decimal:
     """gflops as _flops prints them, in GFLOP/s, exactly."""
-    figure, unit = _flops(gflops, more).split()
-    return Decimal(figure) * (1000 if unit.startswith("T") else 1)
+    return Decimal(bench_matmul._fmt(gflops))
 
 
-def _share(rung: dict, blas: dict, more: int = 0) -> str:
-    """A rung's share of cuBLAS's speed in percent, to one decimal: the quotient of the two TFLOP/s figures as
-    _flops prints them, rounded half up, so a reader who divides them gets it (45.13 / 51.73 = 87.24 %: 87.2,
-    where the unrounded speeds give 87.25 %)."""
-    return timing.times(100 * _flops_exactly(rung["gflops"], more) / _flops_exactly(blas["gflops"], more), 1)
-
-
-def _more(pairs: list[tuple[dict, dict]]) -> int:
-    """The fewest digits beyond _flops's own (0 to 3) at which every (rung, cuBLAS) pair's share as printed
-    (_share) is the one bench.matmul.percent gives (notebook 04's table, the limits table): 45.13 and 51.73
-    TFLOP/s print 87.2 % where 04 prints 87.3 %, 45.134 and 51.729 print 87.3 %. 0 where no number of digits
-    up to 3 agrees (the share printed is then still the quotient of the printed figures)."""
-    for more in range(4):
-        if all(_share(r, c, more) == f"{bench_matmul.percent(c['seconds'] / r['seconds'])}" for r, c in pairs):
-            return more
-    return 0
+def _share(rung: dict, blas: dict) -> str:
+    """A rung's share of cuBLAS's speed in percent, to one decimal, of the figures _flops prints."""
+    return f"{bench_matmul.percent_of(rung['gflops'], blas['gflops'])}"
 
 
 TEST_IMAGES, TRAIN_IMAGES, BATCH = 10_000, 60_000, 128   # a full run's sizes (QUICK runs measure fewer)
@@ -182,19 +169,6 @@ def cublas_row(rows: list[dict], size: int) -> dict | None:
     return next((r for r in rows if r["size"] == size and "cuBLAS" in r["impl"]), None)
 
 
-def size_more(rows: list[dict], size: int) -> int:
-    """The digits beyond _flops's own that the matmul figures at `size` print with (_more): at the largest size
-    over every row there against cuBLAS, at another over its fastest rung against cuBLAS (the rows the full
-    table prints); 0 where the run has no cuBLAS row at that size."""
-    blas = cublas_row(rows, size)
-    if blas is None:
-        return 0
-    if size == max(r["size"] for r in rows):
-        return _more([(r, blas) for r in rows if r["size"] == size and r is not blas])
-    best = fastest_rung(rows, size)
-    return _more([(best, blas)]) if best else 0
-
-
 def matmul_rows(rows: list[dict]) -> list[str]:
     """The matmul rows of the full table: every implementation at the largest size, the fastest rung at each
     other size from 1024³, each beside cuBLAS as the quotient of the printed speeds (_share)."""
@@ -202,18 +176,18 @@ def matmul_rows(rows: list[dict]) -> list[str]:
         return []
     largest = max(r["size"] for r in rows)
     at = {r["impl"]: r for r in rows if r["size"] == largest}
-    cublas, more = cublas_row(rows, largest), size_more(rows, largest)
+    cublas = cublas_row(rows, largest)
     out = []
     for name, r in at.items():
-        share = f" ({_share(r, cublas, more)}% of cuBLAS)" if cublas and r is not cublas else ""
-        out.append(f"| matmul {largest}³, {name} | {_flops(r['gflops'], more)}{share} | {r['clock']} |")
+        share = f" ({_share(r, cublas)}% of cuBLAS)" if cublas and r is not cublas else ""
+        out.append(f"| matmul {largest}³, {name} | {_flops(r['gflops'])}{share} | {r['clock']} |")
     for size in sorted({r["size"] for r in rows if r["size"] >= 1024 and r["size"] != largest}, reverse=True):
-        best, blas, more = fastest_rung(rows, size), cublas_row(rows, size), size_more(rows, size)
+        best, blas = fastest_rung(rows, size), cublas_row(rows, size)
         if best is None:
             continue
-        beside = (f" ({_share(best, blas, more)}% of cuBLAS's {_flops(blas['gflops'], more).removesuffix(' TFLOP/s')})"
+        beside = (f" ({_share(best, blas)}% of cuBLAS's {_flops(blas['gflops']).removesuffix(' TFLOP/s')})"
                   if blas else "")
-        out.append(f"| matmul {size}³, fastest rung: {best['impl']} | {_flops(best['gflops'], more)}{beside} "
+        out.append(f"| matmul {size}³, fastest rung: {best['impl']} | {_flops(best['gflops'])}{beside} "
                    f"| {best['clock']} |")
     return out
 
@@ -349,7 +323,7 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
     readback = get("readback into a preallocated")
     if upload is not None and kernels is not None:
         up, kern = _ms_exactly(upload), _ms_exactly(kernels)               # as the row prints them
-        share = (f"the upload takes {timing.times(up / kern, 0)}× the kernels" if up >= kern else
+        share = (f"the upload takes {timing.times(up / kern, digits=2)}× the kernels" if up >= kern else
                  f"the kernels take {timing.times(kern / up, digits=2)}× the upload")
         out.append((f"{test_images(inference)}: moving them against computing on them", f"upload: {_ms(upload)}"
                     + (f", readback: {_ms(readback)}" if readback is not None else ""),
@@ -357,21 +331,20 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
     if mm:
         largest = max(r["size"] for r in mm)
         naive = next((r for r in mm if r["size"] == largest and r["impl"].startswith("matmul_1")), None)
-        best, more = fastest_rung(mm, largest), size_more(mm, largest)      # the digits of the full table's rows
+        best = fastest_rung(mm, largest)
         if naive and best and best is not naive:
-            speedup = _flops_exactly(best["gflops"], more) / _flops_exactly(naive["gflops"], more)   # as printed
+            speedup = _flops_exactly(best["gflops"]) / _flops_exactly(naive["gflops"])   # as printed
             out.append((f"matmul {largest}³: the ladder's first rung to its top", f"{best['impl']}: "
-                        f"{_flops(best['gflops'], more)}", f"{naive['impl']}: {_flops(naive['gflops'], more)}",
+                        f"{_flops(best['gflops'])}", f"{naive['impl']}: {_flops(naive['gflops'])}",
                         f"{timing.times(speedup, 1)}× the speed"))
         shares = [(size, fastest_rung(mm, size), cublas_row(mm, size)) for size in sorted({r["size"] for r in mm})
                   if size >= 1024]
         shares = [(size, b, c) for size, b, c in shares if b and c]
         if shares:
             size, b, c = shares[-1]
-            more = size_more(mm, size)
             out.append(("matmul: the ladder's top against cuBLAS fp32", f"{b['impl']} at {size}³: "
-                        f"{_flops(b['gflops'], more)}", f"cuBLAS at {size}³: {_flops(c['gflops'], more)}",
-                        "its speed: " + ", ".join(f"{_share(b2, c2, size_more(mm, s))}% at {s}³"
+                        f"{_flops(b['gflops'])}", f"cuBLAS at {size}³: {_flops(c['gflops'])}",
+                        "its speed: " + ", ".join(f"{_share(b2, c2)}% at {s}³"
                                                  for s, b2, c2 in shares)))
     for hidden, rivals in ((128, (("JAX jit(lax.scan) 784-128-10 SGD, fp32", "JAX, fp32"),
                                   ("JAX jit(lax.scan) 784-128-10 SGD, precision default", "JAX, default precision (TF32)"),

@@ -188,7 +188,7 @@ def times_beyond(value: Decimal, margin: float, digits: int = 2) -> str:
 
 def _unit(seconds: float, unit: str) -> tuple[float, str]:
     if unit == "auto":
-        unit = "s" if seconds >= 1 else "ms" if seconds >= 1e-3 else "µs"
+        unit = "s" if abs(seconds) >= 1 else "ms" if abs(seconds) >= 1e-3 else "µs"   # a negative cost too
     return {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit], unit
 
 

@@ -303,3 +303,22 @@ def test_bad_options_are_refused(ctx):
     trainer = make_trainer(ctx, reference.SGD(0.1))[0]
     with pytest.raises(TypeError, match="Momentum"):
         trainer.mu = 0.9
+
+
+# --- the line a seed prints: the ms an epoch from the seconds as printed ----------------------------------
+
+@pytest.mark.parametrize("seconds, epochs, text", [
+    (56.77, 4560, "56.8 s of training, 12.5 ms an epoch"),   # 56.8 / 4560 = 12.456; unrounded 56.77 gives 12.450
+    (56.74, 4560, "56.7 s of training, 12.4 ms an epoch"),   # 56.7 / 4560 = 12.434
+    (0.0, 0, "0.0 s of training, 0.0 ms an epoch")])         # no epoch trained: counted as one, no division by 0
+def test_per_epoch_text_divides_the_printed_seconds(seconds, epochs, text):
+    from helpers.bench import dropout
+    assert dropout.per_epoch_text(seconds, epochs) == text
+    assert dropout.per_epoch_figures(seconds, epochs) == tuple(re.findall(r"[\d.]+", text))
+
+
+def test_per_epoch_ms_rounds_half_up_as_a_reader_does():
+    """4.9 s over 400 epochs is 12.25 ms exactly: a reader rounds it half up to 12.3, where Python's :.1f of
+    the float rounds half to even, 12.2."""
+    from helpers.bench import dropout
+    assert dropout.per_epoch_figures(4.9, 400) == ("4.9", "12.3")

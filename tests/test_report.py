@@ -122,7 +122,7 @@ def test_matmul_rows_name_each_size_fastest_rung():
              (bench_matmul.NO_LOADS, 9e4), ("numpy (CPU)", 5e2), ("cuBLAS fp32 (torch, TF32 off)", 4e4))]
     lines = report.matmul_rows(rows)
     assert sum("matmul 4096³," in line for line in lines) == 5                # every row at the largest size
-    assert lines[-1] == "| matmul 1024³, fastest rung: matmul_8_splitk | 20.00 TFLOP/s (50.0% of cuBLAS's 40.00) | c |"
+    assert lines[-1] == "| matmul 1024³, fastest rung: matmul_8_splitk | 20.000 TFLOP/s (50.0% of cuBLAS's 40.000) | c |"
     assert not any("512³" in line for line in lines)                        # below 1024³
 
 
@@ -188,7 +188,7 @@ def test_full_sizes_keep_the_committed_labels():
     assert "| one MNIST epoch, 784-128-10, batch 128: GLSL (ModernGL) |" in page
     assert report.epoch_label({"steps": 469}, "one MNIST epoch, x") == "one MNIST epoch, x"
     assert report.epoch_label({"images": 512}, "one MNIST epoch, x") == "an epoch of 512 images (not all 60,000), x"
-    assert report._flops(22_500) == "22.50 TFLOP/s" and report._flops(3.14) == "3.14 GFLOP/s"
+    assert report._flops(22_500) == "22.500 TFLOP/s" and report._flops(3.14) == "3.14 GFLOP/s"
 
 
 def test_the_default_writes_beside_the_json_and_touches_nothing_tracked(tmp_path, capsys):
@@ -269,28 +269,38 @@ def test_upload_against_kernels_is_the_quotient_of_the_printed_figures():
     assert row[1:] == ("upload: 2.38 ms", "the two kernels: 0.122 ms", "the upload takes 20× the kernels")
 
 
-# the committed run's speeds at 4096³ (GFLOP/s): at two decimals of TFLOP/s, 45.13 / 51.73 = 87.24 % prints 87.2 %
-# where bench.matmul.percent (notebook 04, the limits table) prints 87.3 %, and 37.79 / 51.73 = 73.05 % prints 73.1 %
-# where it prints 73.0 %
+# the committed run's speeds at 4096³ (GFLOP/s): at two decimals of TFLOP/s, 45.13 / 51.73 = 87.24 % would print
+# 87.2 % where notebook 04's table (whole GFLOP/s: 45134 / 51729) prints 87.3 %
 AT_4096 = (("matmul_1_naive", 4570.104982335532), ("matmul_5_pipelined", 37786.45603452978),
            ("matmul_9_interior", 45133.59747460099), ("cuBLAS fp32 (torch, TF32 off)", 51728.86424713176))
 
 
-def test_matmul_shares_are_the_quotients_of_the_printed_speeds_and_percents_figure():
+def test_matmul_shares_are_the_quotients_of_the_printed_speeds_and_04s_table():
     import re
     from decimal import Decimal
     from helpers import timing
     from helpers.bench import matmul as bench_matmul
 
     rows = [_row(name, 4096, g) for name, g in AT_4096]
-    assert report._share(rows[2], rows[3]) == "87.2"                 # two decimals: not percent()'s 87.3
+    assert report._share(rows[2], rows[3]) == "87.3"                 # 45134 / 51729, as 04's table prints it
     lines = report.matmul_rows(rows)
     assert lines[3] == "| matmul 4096³, cuBLAS fp32 (torch, TF32 off) | 51.729 TFLOP/s | c |"
+    table = bench_matmul.table(rows).split("share of cuBLAS fp32")[1]
     for line, r in zip(lines[:3], rows):
         speed, share = re.search(r"\| ([\d.]+) TFLOP/s \(([\d.]+)% of cuBLAS\)", line).groups()
         assert share == timing.times(100 * Decimal(speed) / Decimal("51.729"), 1)            # a reader's quotient
-        assert share == f"{bench_matmul.percent(rows[3]['seconds'] / r['seconds'])}"      # 04's and the limits'
+        if r["impl"].startswith("matmul_"):                                                  # 04's table
+            assert f"{share}%" in next(l for l in table.splitlines() if l.strip().startswith(r["impl"]))
     assert "45.134 TFLOP/s (87.3% of cuBLAS)" in lines[2] and "37.786 TFLOP/s (73.0% of cuBLAS)" in lines[1]
+
+
+def test_percent_of_is_the_quotient_of_the_table_figures_half_up():
+    """3058 and 1245 GFLOP/s as the table prints them give 245.6 %, where the unrounded speeds give 245.5 %;
+    an exact tie (34.9 of 40 TFLOP/s is 87.25 %) rounds up."""
+    from helpers.bench import matmul as bench_matmul
+    assert f"{bench_matmul.percent_of(3058.4, 1245.4)}" == "245.6"
+    assert f"{bench_matmul.percent_of(34900, 40000)}" == "87.3"
+    assert bench_matmul.percent_of(34900, 40000, 0) == 87
 
 
 def test_committed_pages_print_shares_and_speedups_that_are_their_printed_quotients():

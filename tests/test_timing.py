@@ -299,3 +299,8 @@ def test_a_ratio_ending_in_an_exact_five_rounds_up():
     """1.44 / 1.28 ms is exactly 1.125: 1.13 as a reader rounds it, where binary floats give 1.12."""
     assert timing.times(timing.ratio(_at(1.44e-3), _at(1.28e-3))) == "1.13"
     assert "1.13× apart" in timing.apart(_at(1.28e-3), _at(1.44e-3), margin=0.15)
+
+
+def test_a_negative_duration_takes_the_unit_of_its_size():
+    """A cost beyond a floor can come out below zero: -14.1 ms prints as such, not as -14100 µs."""
+    assert timing.Timing((-0.0233, -0.0141, 0.054)).text() == "-14.1 ms (-19.6–26.8)"   # 20–80 % of three

@@ -16,12 +16,17 @@ def t(median, spread=0.02):
 
 def test_splitk_verdict_all_faster():
     v = matmul.splitk_verdict({512: (t(1.67), t(1.0)), 1024: (t(2.03), t(1.0))})
-    assert v.outcome == timing.A_FASTER and "At 512³ and 1024³ (1.67×, 2.03× matmul_6's speed) filling" in v
+    assert v.outcome == timing.A_FASTER
+    assert v.startswith(f"At 512³ (split-K {t(1.0).text()} against matmul_6's {t(1.67).text()}, 1.67× its speed) "
+                        f"and 1024³ (split-K {t(1.0).text()} against matmul_6's {t(2.03).text()}, 2.03× its speed) "
+                        "filling the idle SMs pays")
 
 
 def test_splitk_verdict_all_slower():
     v = matmul.splitk_verdict({256: (t(1.0), t(1.27))})
-    assert v.outcome == timing.B_FASTER and "At 256³ (0.79×) the pieces' trip" in v and "pays" not in v
+    assert v.outcome == timing.B_FASTER and "pays" not in v
+    assert v.startswith(f"At 256³ (split-K {t(1.27).text()} against matmul_6's {t(1.0).text()}, 0.79× its speed) "
+                        "the pieces' trip")
 
 
 def test_splitk_verdict_same_within_noise():
@@ -33,17 +38,20 @@ def test_splitk_verdict_same_says_noise_only_where_the_bands_overlap():
     """1.04× with narrow bands: inside the 5 % margin, the bands apart: not 'within the noise'."""
     v = matmul.splitk_verdict({1024: (t(1.0, 0.002), t(1.04, 0.002))})
     assert v.outcome == timing.SAME and "within the noise" not in v
-    assert v == "At 1024³ split-K and matmul_6 are 1.04× apart, within the 5 % we call the same."
+    close = f"1024³ (split-K {t(1.04, 0.002).text()} against matmul_6's {t(1.0, 0.002).text()})"
+    assert v == f"At {close} split-K and matmul_6 are 1.04× apart, within the 5 % we call the same."
     both = matmul.splitk_verdict({512: (t(1.0), t(1.02)), 1024: (t(1.0, 0.002), t(1.04, 0.002))})
-    assert both == ("At 512³ (0.98×) split-K and matmul_6 are the same within the noise we measured; at 1024³ "
+    assert both == (f"At 512³ (split-K {t(1.02).text()} against matmul_6's {t(1.0).text()}, 0.98× its speed) "
+                    f"split-K and matmul_6 are the same within the noise we measured; at {close} "
                     "split-K and matmul_6 are 1.04× apart, within the 5 % we call the same.")
 
 
 def test_splitk_verdict_mixed_names_each_side():
     v = matmul.splitk_verdict({256: (t(1.0), t(1.27)), 512: (t(1.67), t(1.0)), 1024: (t(1.0), t(1.01))})
     assert v.outcome == "mixed"
-    assert v.startswith("At 512³ (1.67× matmul_6's speed) filling the idle SMs pays")
-    assert "at 256³ (0.79×) the pieces' trip" in v and "at 1024³" in v and "within the noise" in v
+    assert v.startswith("At 512³ (split-K ") and ", 1.67× its speed) filling the idle SMs pays" in v
+    assert ", 0.79× its speed) the pieces' trip" in v and "at 1024³ (" in v and "0.99× its speed" in v
+    assert "within the noise" in v
 
 
 def test_splitk_verdict_without_pieces():
@@ -263,7 +271,7 @@ def test_cublas_share_notes_both_kinds():
             row("cuBLAS fp32 (torch, TF32 off)", 4096, 3e-3), row("matmul_9_interior", 4096, 3.5e-3)]
     notes = bench_matmul.cublas_share_notes(rows)
     assert [v.outcome for v in notes] == [bench_matmul.OVERHEAD, bench_matmul.UNDER_PEAK]
-    assert "At 256³" in notes[0] and "matmul_1_naive 142.9%" in notes[0] and "fixed cost of a call" in notes[0]
+    assert "At 256³" in notes[0] and "matmul_1_naive 142.8%" in notes[0] and "fixed cost of a call" in notes[0]
     assert "At 512³" in notes[1] and "matmul_8_splitk 125.0%" in notes[1] and "matmul_2_tiled" not in notes[1]
     assert bench_matmul.cublas_share_notes([row("matmul_1_naive", 256, 1.0)]) == []
 
@@ -326,7 +334,7 @@ def test_cublas_share_notes_either_side_of_launch_bound(own, outcome, words):
     from helpers.bench import matmul as bench_matmul
     rows = [_blas_row("cuBLAS fp32 (torch, TF32 off)", 4096, 3e-3, 40_000.0),
             _blas_row("cuBLAS fp32 (torch, TF32 off)", 512, 20e-6, own * 40_000.0),
-            _blas_row("matmul_8_splitk", 512, 16e-6, 0.0)]
+            _blas_row("matmul_8_splitk", 512, 16e-6, 1.25 * own * 40_000.0)]
     (note,) = bench_matmul.cublas_share_notes(rows)
     assert note.outcome == outcome and words in note and "matmul_8_splitk 125.0%" in note
 
@@ -599,7 +607,7 @@ def test_ahead_judges_the_margin_on_the_table_figures(gpu_us, numpy_us, outcome,
     (0.551, 0.55, 0.80, "winning back 0.4% of the loads' cost."),      # 0.1 / 25: not "0%"
     (0.85, 0.75, 0.95, "winning back 50% of the loads' cost."),
     (0.101, 0.10, 3.10, "winning back 0.03% of the loads' cost."),     # 0.1 / 300: not "0.0%"
-    (3.0995, 0.10, 3.10, "winning back 99.97% of the loads' cost.")])  # 299.9 / 300: not "100.0%"
+    (3.0994, 0.10, 3.10, "winning back 99.97% of the loads' cost.")])  # 299.9 / 300: not "100.0%"
 def test_loads_sentence_never_wins_back_none_or_all_of_a_cost_it_only_partly_won(share, m6, without, words):
     from helpers.bench import matmul as bench_matmul
     assert bench_matmul.loads_sentence(_limit(share, m6=m6, without=without)).endswith(words)
@@ -613,17 +621,15 @@ def test_loads_sentence_no_more_than_matmul_6_on_the_printed_shares():
     assert "winning back 50% of" in bench_matmul.loads_sentence(_limit(0.7466, m6=0.746, without=0.748))
 
 
-@pytest.mark.parametrize("cublas_s, rung_s", [(0.0006937265885322719, 0.0013101540859910706),
-                                              (6.564645616711623e-05, 0.0002860412033425544)])
-def test_one_share_is_printed_one_way_in_the_table_the_notes_and_the_sentence(cublas_s, rung_s):
-    """Two ways of computing a share, 100 * c / s and 100 * (c / s), round these ties apart (52.9 against 53.0 %);
-    the table, the loads sentence and the limits row all print bench.matmul.percent's figure."""
+@pytest.mark.parametrize("rung_gflops, cublas_gflops", [(3058.4, 1245.4), (34_900.0, 40_000.0)])
+def test_one_share_is_printed_one_way_in_the_table_the_notes_and_the_sentence(rung_gflops, cublas_gflops):
+    """The quotient of the table's printed GFLOP/s (3058 / 1245 = 245.6 %, where the unrounded speeds give
+    245.5 %; 34900 / 40000 = 87.25 %, a tie, up): the table, the loads sentence and the limits row all print it."""
     from helpers.bench import limits, matmul as bench_matmul
-    rows = [{"impl": "cuBLAS fp32", "size": 1024, "seconds": cublas_s, "gflops": 1.0, "clock": "c"},
-            {"impl": "matmul_9_interior", "size": 1024, "seconds": rung_s, "gflops": 1.0, "clock": "c"},
-            {"impl": "matmul_6_subgroup", "size": 1024, "seconds": 2 * rung_s, "gflops": 1.0, "clock": "c"},
-            {"impl": bench_matmul.NO_LOADS, "size": 1024, "seconds": 0.5 * rung_s, "gflops": 1.0, "clock": "c"}]
-    shown = bench_matmul.percent(cublas_s / rung_s)
+    row = lambda impl, g: {"impl": impl, "size": 1024, "seconds": 1 / g, "gflops": g, "clock": "c"}   # noqa: E731
+    rows = [row("cuBLAS fp32", cublas_gflops), row("matmul_9_interior", rung_gflops),
+            row("matmul_6_subgroup", rung_gflops / 2), row(bench_matmul.NO_LOADS, rung_gflops * 2)]
+    shown = bench_matmul.percent_of(rung_gflops, cublas_gflops)
     text = bench_matmul.table(rows).split("share of cuBLAS fp32")[1]
     line = [l for l in text.splitlines() if l.strip().startswith("matmul_9_interior")][0]
     assert line.split()[-1] == f"{shown}%"
@@ -632,13 +638,11 @@ def test_one_share_is_printed_one_way_in_the_table_the_notes_and_the_sentence(cu
     assert limits.matmul_limits(rows)[0]["against"] == f"{shown}% of its speed"
 
 
-def test_percent_rounds_the_printed_share_half_up():
-    """A whole-percent share is rounded from the one-decimal figure the table prints: 87.5 % reads as 88 %,
-    never 87 % beside it."""
+def test_percent_rounds_half_up():
     from decimal import Decimal
     from helpers.bench import matmul as bench_matmul
-    assert bench_matmul.percent(0.87496) == Decimal("87.5") and bench_matmul.percent(0.87496, 0) == 88
-    assert bench_matmul.percent(0.87449, 0) == 87
+    assert bench_matmul.percent(0.87496) == Decimal("87.5") and bench_matmul.percent(0.8725) == Decimal("87.3")
+    assert bench_matmul.percent(0.87249) == Decimal("87.2")
 
 
 # --- the committed record's round trips against NumPy, by the sweep's rule -------------------------------
@@ -707,3 +711,16 @@ def test_record_round_trips_needs_numpy_and_float32_rows():
     timeless = record_rows(3.0, 6.0)
     timeless[1] = {"what": inference.RECORD_GPU["float32"], "seconds": None, "clock": "not available here"}
     assert inference.record_round_trips(timeless) is None
+
+
+@pytest.mark.parametrize("t6, t8, shown", [
+    (1.5851e-6, 1.2349e-6, "1.29"),   # printed 1.59 µs over 1.23 µs: 1.2927; the medians give 1.2836, 1.28
+    (1.44e-6, 1.28e-6, "1.13")])      # 1.44 / 1.28 = 1.125 exactly: half up 1.13, where :.2f gives 1.12
+def test_splitk_verdict_ratio_is_the_quotient_of_the_printed_times(t6, t8, shown):
+    """The speed-up split-K's verdict prints is matmul_6's printed time over split-K's, rounded half up, and
+    both times stand beside it, so a reader who divides them gets the printed ratio."""
+    a, b = t(t6, 0.005), t(t8, 0.005)
+    v = matmul.splitk_verdict({256: (a, b)})
+    assert v.outcome == timing.A_FASTER
+    assert f"(split-K {b.text()} against matmul_6's {a.text()}, {shown}× its speed)" in v
+    assert f"{t6 / t8:.2f}" != shown          # the old ratio of unrounded medians, printed with :.2f

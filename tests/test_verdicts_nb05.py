@@ -43,16 +43,29 @@ def _percents(text):
 def test_step_account_shares_add_to_a_hundred_with_a_gap_between_dispatches():
     prof = _profile(step=60.0, kernels=(10.0, 10.0, 10.0), empty=2.0, issue=20.0)
     text = profile.step_account(prof)
-    assert sum(_percents(text)) in (99, 100, 101)         # rounding of three shares
+    assert _percents(text) == [40, 10, 50]                # each rounds alone to these: no note
     assert "between its dispatches" in text and "less" not in text.split(". Python")[0]
+    assert "rounded so that they add up to 100" not in text
 
 
 def test_step_account_shares_add_to_a_hundred_when_kernels_overlap():
     prof = _profile(step=40.0, kernels=(18.0, 4.0, 5.0, 4.0, 9.0, 4.0), empty=1.7, issue=20.0)   # 44 µs alone
     text = profile.step_account(prof)
     shares = _percents(text)
-    assert any(s < 0 for s in shares) and sum(shares) in (99, 100, 101)
+    assert any(s < 0 for s in shares) and sum(shares) == 100
     assert "overlap" in text
+
+
+def test_step_account_shares_add_to_exactly_a_hundred_where_each_rounded_alone_gives_101():
+    """Arithmetic 24.5 %, fixed 24.5 %, rest 51 %: each rounded half up alone gives 25 + 25 + 51 = 101; the
+    printed shares are whole_percents', which add up to 100, and the sentence says how they were rounded."""
+    prof = _profile(step=100.0, kernels=(24.5, 24.5), empty=12.25)    # fixed 2 x 12.25, arithmetic 49 - 24.5
+    parts = profile.step_shares(prof["step"], prof["kernel_total"], prof["empty"] * 2)
+    assert [100 * parts[k] / prof["step"] for k in ("arithmetic", "fixed", "rest")] == pytest.approx([24.5, 24.5, 51])
+    text = profile.step_account(prof)
+    shares = _percents(text)
+    assert sum(shares) == 100 and sorted(shares[:2]) == [24, 25] and shares[2] == 51
+    assert "51 % (whole percents, rounded so that they add up to 100). Python takes" in text
 
 
 @pytest.mark.parametrize("issue, kernels, side", [(30.0, 37.0, "The GPU's dispatches alone"),
@@ -67,7 +80,9 @@ def test_step_account_is_three_sentences_and_gives_the_ratio_for_this_run(issue,
                     calls=(issue / 4, 1.0, 2.0))
     text = profile.step_account(prof, "a fused 784-128-10 step")
     where, issuing, who = re.split(r"(?<=\.) (?=[A-Z])", text)     # three sentences, each with its own job
-    assert where.startswith("A fused 784-128-10 step in a stream of 469 takes") and where.endswith(" %.")
+    assert where.startswith("A fused 784-128-10 step in a stream of 469 takes")
+    assert re.search(r" %( \(whole percents, rounded so that they add up to 100\))?\.$", where)
+    assert sum(_percents(text)) == 100
     assert "the kernels beyond an empty dispatch, their drain included," in where and "arithmetic" not in where
     assert issuing.startswith(f"Python takes {T(issue).text()} to issue it: 6 × run()")
     assert T(kernels, 0.01).text() in who and T(issue).text() in who

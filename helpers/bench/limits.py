@@ -106,11 +106,11 @@ def upload_limits(rows: list[dict]) -> list[dict]:
     ceiling, best = get.get(inference.CEILING), inference.fastest_upload(rows)
     if ceiling is None or best is None:
         return []
-    ours, limit = f"{best['gbps']:.1f}", f"{ceiling['gbps']:.1f}"
-    share = timing.times(100 * Decimal(ours) / Decimal(limit), 0)   # of the figures as printed
+    ours, limit = f"{best['gbps']:.2f}", f"{ceiling['gbps']:.2f}"   # as notebook 03's table prints them
     return [{"what": f"upload of {best['images']:,} float32 images", "ours": f"{best['what'].removeprefix('upload float32 ')}, "
              f"{ours} GB/s", "limit": f"pinned-memory copy {limit} GB/s",
-             "source": "torch copy from pinned memory, same run", "against": f"{share}% of its speed"}]
+             "source": "torch copy from pinned memory, same run",
+             "against": f"{inference.of_ceiling(best, ceiling)} of its speed"}]
 
 
 def limit_rows(record: dict) -> list[dict]:
@@ -164,7 +164,8 @@ EPOCHS = 0.25
 def epochs_margin_sentence(margin: float = EPOCHS) -> str:
     """Why two trainers' epochs are called different only beyond `margin`, as a sentence."""
     return (f"Two trainers' epochs are called different here only beyond {100 * margin:.3g} %: an epoch holds "
-            "Python's issue of every step, which moves by tens of percent from one run to the next.")
+            "Python's issue of every step, which depends on what else the CPU is doing and so moves from one run to "
+            "the next more than the GPU's work does.")
 
 
 def record_pairs_note(pairs: dict, margin: float = EPOCHS) -> str:

@@ -356,13 +356,19 @@ def _fmt(value: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
 
 
-def percent(share: float, decimals: int = 1) -> Decimal:
-    """A share of cuBLAS's speed (cuBLAS's seconds over the rung's) in percent as the course prints it: one
-    decimal, as table() shows it (87.5), and fewer decimals rounded from that printed figure half up, as a
-    reader rounds it (88, never an 87 beside a table's 87.5). Every share of cuBLAS the course prints goes
-    through it, so one figure is never rounded two ways."""
-    shown = Decimal(f"{100 * share:.1f}")
-    return shown if decimals >= 1 else shown.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP) + 0
+def percent_of(gflops: float, cublas_gflops: float, decimals: int = 1) -> Decimal:
+    """A rung's share of cuBLAS's speed in percent as the course prints it: the quotient of the two GFLOP/s
+    figures as table() prints them (_fmt), to `decimals` places, rounded half up, so that a reader who divides
+    the table's figures gets it (3058 / 1245 = 245.6 %). Every share of cuBLAS the course prints comes from
+    here (against_cublas's shares too), so one share is never printed two ways."""
+    exact = 100 * Decimal(_fmt(gflops)) / Decimal(_fmt(cublas_gflops))
+    return exact.quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP) + 0
+
+
+def percent(share: float) -> Decimal:
+    """A share (1 is all of it) in percent to one decimal, rounded half up: for against_cublas's shares, which
+    percent_of rounded to one decimal already, the same figure again."""
+    return Decimal(timing.times(100 * share, 1))
 
 
 def table(rows: list[dict]) -> str:
@@ -376,13 +382,13 @@ def table(rows: list[dict]) -> str:
         cells = "".join(f"{_fmt(get[impl, n]['gflops']):>10s}" if (impl, n) in get else f"{'':>10s}" for n in sizes)
         clock = next(r["clock"] for r in rows if r["impl"] == impl)
         lines.append(f"{impl:<{width}s}{cells}  {clock}")
-    cublas = {r["size"]: r["seconds"] for r in rows if r["impl"].startswith("cuBLAS")}
+    cublas = {r["size"]: r["gflops"] for r in rows if r["impl"].startswith("cuBLAS")}
     if cublas:
         shown = [n for n in sizes if n in cublas]
         lines.append(f"{'share of cuBLAS fp32 (same run):':<{width}s}" + "".join(f"{n:>8d}" for n in shown))
         for impl in impls:
             if impl.startswith("matmul_"):
-                cells = "".join(f"{percent(cublas[n] / get[impl, n]['seconds']):>7}%" if (impl, n) in get else f"{'':>8s}"
+                cells = "".join(f"{percent_of(get[impl, n]['gflops'], cublas[n]):>7}%" if (impl, n) in get else f"{'':>8s}"
                                 for n in shown)
                 lines.append(f"  {impl:<{width - 3}s}{cells}")
     else:
@@ -409,12 +415,12 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
     best = max(r["gflops"] for r in blas.values())
     notes = []
     for n in sorted(blas):
-        over = {r["impl"]: blas[n]["seconds"] / r["seconds"] for r in rows
+        over = {r["impl"]: percent_of(r["gflops"], blas[n]["gflops"]) for r in rows
                 if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS
                 and r["seconds"] < blas[n]["seconds"]}
         if not over:
             continue
-        names = ", ".join(f"{impl} {percent(share)}%" for impl, share in over.items())   # as table() prints it
+        names = ", ".join(f"{impl} {shown}%" for impl, shown in over.items())   # as table() prints it
         own = blas[n]["gflops"] / best
         head = f"At {n}³ cuBLAS took {blas[n]['seconds'] * 1e6:.3g} µs a call and {names} of its speed"
         if own < LAUNCH_BOUND:
@@ -441,17 +447,19 @@ def against_cublas(rows: list[dict]) -> list[dict]:
     without its global loads (the NO_LOADS row; None where the run has none), and won_back: the share of that
     difference the fastest rung recovers ((best - matmul_6) / (without - matmul_6); None without both)."""
     seconds = {(r["impl"], r["size"]): r["seconds"] for r in rows}
+    gflops = {(r["impl"], r["size"]): r["gflops"] for r in rows}
     out = []
     for n in LIMIT_SIZES:
-        cublas = next((s for (impl, size), s in seconds.items() if size == n and impl.startswith("cuBLAS")), None)
+        cublas = next((gflops[impl, size] for (impl, size) in seconds if size == n and impl.startswith("cuBLAS")),
+                      None)
         rungs = {impl: s for (impl, size), s in seconds.items()
                  if size == n and impl.startswith("matmul_") and impl != NO_LOADS}
         if cublas is None or not rungs:
             continue
         best = min(rungs, key=rungs.get)
 
-        def share(impl):
-            return cublas / seconds[impl, n] if (impl, n) in seconds else None
+        def share(impl):   # as the table prints it (percent_of), back as a share
+            return float(percent_of(gflops[impl, n], cublas)) / 100 if (impl, n) in gflops else None
         m6, without = share("matmul_6_subgroup"), share(NO_LOADS)
         won_back = None if None in (m6, without) or without == m6 else (share(best) - m6) / (without - m6)
         out.append({"size": n, "best": best, "label": label(rows, best, n), "share": share(best), "matmul_6": m6,

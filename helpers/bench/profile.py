@@ -296,8 +296,9 @@ def pace(kernels: timing.Timing, issue: timing.Timing) -> timing.Verdict:
     notebook 08: 10 to 17 µs against 20 µs), so any such verdict flipped between runs, and no notebook
     records this outcome. Outcome GPU_LONGER (also when the two medians are equal) or PYTHON_LONGER."""
     gpu, python = f"the GPU's dispatches alone ({kernels.text()})", f"Python's issue of the step ({issue.text()})"
-    caveat = ("a stream goes at the slower side's pace, but Python's side moves by tens of percent from one run "
-              "to the next, so this ratio, and which side sets the pace, can differ in another run")
+    caveat = ("a stream goes at the slower side's pace, but Python's side depends on what else the CPU is doing "
+              "and moves from one run to the next more than the GPU's, so this ratio, and which side sets the pace, "
+              "can differ in another run")
     longer, shorter, outcome = ((gpu, python, GPU_LONGER) if kernels.median >= issue.median else
                                 (python, gpu, PYTHON_LONGER))
     ratio = timing.times(max(timing.ratio(kernels, issue), timing.ratio(issue, kernels)), digits=2)
@@ -307,23 +308,29 @@ def pace(kernels: timing.Timing, issue: timing.Timing) -> timing.Verdict:
 
 
 def step_account(profile: dict, what: str = "a step") -> str:
-    """profile_step's figures as three sentences: where the step (`what`) in a stream goes, in shares that
-    add to 100 %: the kernels' time beyond an empty dispatch (each kernel timed alone with its barrier, so
-    the share holds the kernel's own drain, the last work groups finishing while the rest of the GPU waits),
-    the fixed cost of its dispatches and barriers and the rest (idle or overlap); what Python spends issuing
-    it, call by call; and pace(): the GPU's dispatches alone against Python's issue time, which side is the
-    slower in this run (a sentence, not a verdict: see pace)."""
+    """profile_step's figures as three sentences: where the step (`what`) in a stream goes, in whole percents
+    that add up to exactly 100 (whole_percents: 24.5 + 24.5 + 51, each rounded half up, would print 101; where
+    a share shows a point more or less than its own rounding gives, the sentence says why): the kernels' time
+    beyond an empty dispatch (each kernel timed alone with its barrier, so the share holds the kernel's own
+    drain, the last work groups finishing while the rest of the GPU waits), the fixed cost of its dispatches
+    and barriers and the rest (idle or overlap); what Python spends issuing it, call by call; and pace(): the
+    GPU's dispatches alone against Python's issue time, which side is the slower in this run (a sentence, not
+    a verdict: see pace)."""
     fixed = profile["empty"] * profile["dispatches_per_step"]
     step = profile["step"]
     parts = step_shares(step, profile["kernel_total"], fixed)
+    shares = {k: v / step for k, v in parts.items()}
+    percents = whole_percents(shares)            # printed, they add up to exactly 100
     rest = parts["rest"]
-    rest_words = (f"and the GPU between its dispatches (idle, or waiting for the next) {share_text(rest, step)}"
+    rest_words = (f"and the GPU between its dispatches (idle, or waiting for the next) {percents['rest']} %"
                   if rest >= 0 else
-                  f"less {share_text(-rest, step)} that the kernels overlap when they run back to back in a step")
+                  f"less {-percents['rest']} % that the kernels overlap when they run back to back in a step")
+    alone = {k: int(timing.times(100 * v, 0)) for k, v in shares.items()}        # each rounded half up alone
+    note = (" (whole percents, rounded so that they add up to 100)" if percents != alone else "")
     where = (f"{what[0].upper()}{what[1:]} in a stream of {profile['stream_steps']} takes "
              f"{profile['step_timing'].text()}: the kernels beyond an empty dispatch, their drain included, "
-             f"{share_text(parts['arithmetic'], step)}, the fixed cost of {profile['dispatches_per_step']} dispatches "
-             f"and barriers {share_text(parts['fixed'], step)}, {rest_words}.")
+             f"{percents['arithmetic']} %, the fixed cost of {profile['dispatches_per_step']} dispatches "
+             f"and barriers {percents['fixed']} %, {rest_words}{note}.")
     issue = profile["issue_timing"]
     calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
                       for name, c in profile["calls"].items() if c["calls"])
