@@ -106,15 +106,7 @@ def test_verdicts_record_three_runs_on_the_results_card():
 
 # Verdicts the record shows flipping between runs: open defects, each with its measured reason. The test fails
 # on any other flip, and on one of these that stops flipping (then take it out of the list).
-KNOWN_TO_DIFFER = {
-    # less than the sum in 4 of 6 runs (0.59-0.74x at the median), about the sum in 2: the sum of three epochs
-    # beyond the floor takes each epoch's band at its widest (4.46-7.95 ms around 6.45 in one run), so it can
-    # reach the whole's band; pairing the epochs of one round would measure the sum with less spread
-    "appendix_experiments/lookahead-whole-vs-parts",
-    # a note on the committed benchmark record, which was replaced between runs: the older record had a rung
-    # beating a launch-bound cuBLAS at 512^3 (29.1 us a call), the newer one none (cuBLAS 21 us)
-    "04_matmul_ladder/cublas-share-note-1",
-}
+KNOWN_TO_DIFFER: set = set()
 
 
 def test_verdicts_hold_on_every_run():
