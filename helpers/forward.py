@@ -168,3 +168,16 @@ def allocating_verdict(allocating: timing.Timing, staged: timing.Timing) -> timi
            timing.B_FASTER: ": allocating and mapping on every call cost more than the staging copies",
            timing.SAME: ": for one sample neither way is faster here"}[v.outcome]
     return timing.Verdict(f"{v}{why}.", v.outcome)
+
+
+# --- notebook 02's ratios of the phases both shaders share (tests/test_forward.py) -----------------------------
+
+def phase_ratios(first: timing.Timing | timing.Phases, second, names) -> list[str]:
+    """'1.22×' for each phase in `names`: the larger of the two printed medians over the smaller (ratio() of
+    the figures as Timing.text() prints them, so 7.65 µs against 6.25 µs is 1.22×, as a reader divides them,
+    not the 1.23× of the unrounded medians)."""
+    out = []
+    for name in names:
+        a, b = first.timing(name), second.timing(name)
+        out.append(f"{timing.times(max(timing.ratio(a, b), timing.ratio(b, a)))}×")
+    return out

@@ -548,7 +548,14 @@ def against_pytorch(rows: list[dict], card: str) -> timing.Verdict:
     fused = bench_row(rows, FUSED_ROW)
     torch = [r for r in rows if r["name"].startswith("PyTorch") and "ms" in r]
     best = min(torch, key=lambda r: r["ms"])
-    way = best["name"].replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
-    v = timing.versus(timing.Timing.from_row(fused), timing.Timing.from_row(best), "the fused epoch",
-                      f"PyTorch's fastest way, {way}")
-    return timing.Verdict(f"On the {card}, in the committed benchmark, {v}", v.outcome)
+    def way(r):
+        return r["name"].replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
+    best_t = timing.Timing.from_row(best)
+    ties = [r for r in torch if r is not best and timing.compare(best_t, timing.Timing.from_row(r)) == timing.SAME]
+    v = timing.versus(timing.Timing.from_row(fused), best_t, "the fused epoch",
+                      f"PyTorch's {way(best)}" if ties else f"PyTorch's fastest way, {way(best)}")
+    tied = "".join(f"; PyTorch's {way(r)} ({timing.Timing.from_row(r).text()}) and its {way(best)} are "
+                   f"{timing.the_same(timing.Timing.from_row(r), best_t)}" for r in ties)
+    return timing.Verdict(f"On the {card}, in the committed benchmark, {v}{tied}" +
+                          (", so neither is PyTorch's fastest way" if len(ties) == 1 else
+                           ", so none of them is PyTorch's fastest way" if ties else ""), v.outcome)

@@ -402,7 +402,7 @@ def record_round_trips(rows: list[dict], where: str = "the committed benchmark r
         clauses.append(f"with {kind} input ({gpu.text('ms')}) {said}")
         outcomes.append(f"{kind}: {outcome}")
     text = (f"In {where}, a run of its own and not this one, NumPy's forward and argmax{on} took {numpy.text('ms')} "
-            f"by wall clock, timed in turn with the GPU's whole round trips: {findings.listed(clauses)}. By the "
+            f"by wall clock, timed in turn with the GPU's whole round trips: {'; '.join(clauses)}. By the "
             f"sweep's rule (either side is ahead only with the bands apart and by more than {1 + HOST_MARGIN:g}×) "
             "these are the record's verdicts, not this run's; the sentence under the sweep's table judges this "
             "run's own")

@@ -22,6 +22,8 @@ dispatches a step give identical weights.
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import numpy as np
 
 from . import gl, timing
@@ -156,11 +158,11 @@ SAVED, COST, NOT_MEASURED = "saved", "cost", "not measured"
 
 def step_saving_us(as_dispatches: timing.Timing, inside: timing.Timing) -> tuple[float, int]:
     """What a step inside one dispatch saved against the step as dispatches, in µs, from the two medians as
-    they are printed (timing.printed_median), and the decimals to print it with: the difference a reader gets
-    by subtracting the printed figures."""
-    (a, a_decimals), (b, b_decimals) = (timing.printed_median(t, "µs") for t in (as_dispatches, inside))
-    decimals = min(a_decimals, b_decimals)
-    return round(a - b, decimals), decimals
+    they are printed, and the decimals to print it with: exactly the difference a reader gets by subtracting the
+    printed figures (73 − 55.3 = 17.7, never 73 − 55.3 rounded to 18)."""
+    a, b = (Decimal(t.text("µs").split(" ", 1)[0]) for t in (as_dispatches, inside))
+    difference = a - b
+    return float(difference), max(0, -difference.as_tuple().exponent)
 
 
 def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispatches: timing.Timing,
@@ -181,33 +183,39 @@ def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispat
             f"{inside.text('µs')}: joining its phases by {grid_barriers} grid barriers ")
     saved, decimals = step_saving_us(as_dispatches, inside)
     if outcome == timing.B_FASTER:
-        return timing.Verdict(head + f"cost {-saved:.{decimals}f} µs a step more.", COST)
+        return timing.Verdict(head + f"cost {timing.times(-Decimal(repr(saved)), decimals)} µs a step more.", COST)
     if outcome == timing.SAME:
         return timing.Verdict(head + "changed the step by less than the noise we measured.", timing.SAME)
-    text = head + f"saved {saved:.{decimals}f} µs a step. "
-    empty_us, barrier_us = round(1e6 * empty.median, 2), round(1e6 * barrier.median, 2)   # as printed below
+    saved = Decimal(repr(saved))                                          # exact: the printed figures' difference
+    text = head + f"saved {timing.times(saved, decimals)} µs a step. "
+    empty_us, barrier_us = (Decimal(f"{1e6 * t.median:.2f}") for t in (empty, barrier))   # as printed below
     fixed = dispatches * empty_us - grid_barriers * barrier_us
     if fixed <= 0:
         return timing.Verdict(text + (
             f"The fixed costs explain none of it (an empty dispatch with its barrier {empty.text()}, a grid barrier "
             f"{barrier.text()}): all of it is what a dispatch boundary costs beyond an empty dispatch."), SAVED)
     rest = saved - fixed
-    text += (f"The fixed costs explain {min(fixed, saved):.2f} µs of it ({dispatches} empty dispatches with their "
+    text += (f"The fixed costs explain {timing.times(min(fixed, saved))} µs of it ({dispatches} empty dispatches with their "
              f"barriers at {empty_us:.2f} µs against {grid_barriers} grid barriers at {barrier_us:.2f} µs)")
     if rest > 0:
-        text += (f"; the other {rest:.{min(decimals, 2)}f} µs is what a real dispatch boundary costs beyond an empty "
+        text += (f"; the other {timing.times(rest, min(decimals, 2))} µs is what a real dispatch boundary costs beyond an empty "
                  "one: the work groups of one dispatch starting, and its last ones draining while the next may not begin")
     return timing.Verdict(text + ".", SAVED)
 
 
 def persistent_epoch(epoch_persistent: timing.Timing, epoch_fused: timing.Timing, saved: float | None,
-                     steps: int) -> timing.Verdict:
+                     steps: int, decimals: int = 1) -> timing.Verdict:
     """The persistent epoch against the fused one (Timings measured interleaved), with what the grid barriers
-    saved a step (seconds; None: not measured, as where the trainer fell back to a dispatch a phase).
-    Outcome: timing.versus's (A: the persistent kernel)."""
-    saving = ("what the grid barriers saved was not measured here" if saved is None else
-              f"the grid barriers saved {1e6 * saved:.1f} µs a step ({1e3 * saved * steps:.2f} ms an epoch)"
-              if saved > 0 else "the grid barriers saved nothing")
+    saved a step (seconds; None: not measured, as where the trainer fell back to a dispatch a phase), printed
+    in µs with `decimals` places (step_saving_us's, so it reads as grid_barrier_account printed it), and that
+    figure as printed × steps for an epoch. Outcome: timing.versus's (A: the persistent kernel)."""
+    if saved is not None and saved > 0:
+        step_us = Decimal(timing.times(Decimal(repr(1e6 * saved)), decimals))     # the figure as printed
+        saving = (f"the grid barriers saved {step_us} µs a step "
+                  f"({timing.times(step_us * steps / 1000)} ms an epoch)")
+    else:
+        saving = ("what the grid barriers saved was not measured here" if saved is None else
+                  "the grid barriers saved nothing")
     v = timing.versus(epoch_persistent, epoch_fused, "the persistent kernel's epoch", "the fused trainer's epoch")
     v = timing.Verdict(v[0].upper() + v[1:], v.outcome)
     if v.outcome == timing.B_FASTER:

@@ -383,6 +383,10 @@ def headline(record: dict, dropout: dict | None = None) -> str:
              "| what | ours | against | |", "| --- | --- | --- | --- |"]
     lines += [f"| {what} | {ours} | {against} | {verdict} |" for what, ours, against, verdict in
               headline_rows(record, dropout)]
+    from .takeaways import company_note   # takeaways imports this module
+    twice = company_note(record, "the first row above", "RESULTS.md's fused rows")
+    if twice:
+        lines += ["", twice]
     if unmeasured(record):
         lines += ["", "The rows this run could not measure (no PyTorch or JAX installed, say) are listed in "
                       "RESULTS.md; a headline row that needs one is left out."]
@@ -506,7 +510,9 @@ def accuracy_row(glsl: dict) -> tuple:
     timed = len(glsl.get("epochs_s", []))
     if glsl.get("epochs_trained"):
         after = f"after {glsl['epochs_trained']} epochs"
-        where = f"in the benchmark's run of {glsl['epochs_trained']} epochs (its warm-up's and {timed} timed)"
+        warm = glsl["epochs_trained"] - timed
+        where = (f"in the benchmark's run of {glsl['epochs_trained']} epochs ({warm} in its warm-up, {timed} timed)"
+                 if warm > 0 else f"in the benchmark's run of {timed} timed epochs")
     else:
         after = "after the benchmark's epochs"
         where = (f"after the epochs of its warm-up (GLSL and NumPy epochs in turn for a second) and {timed} "

@@ -114,7 +114,8 @@ def duration(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} µs"
 
 
-def company_note(bench: dict) -> str:
+def company_note(bench: dict, alone_where: str = "the README's row and the first rule",
+                 among_where: str = "the fusion rule above") -> str:
     """Where the record times notebook 05's six-dispatch epoch twice, in different company (alone against
     NumPy in `train`, the README's row; in turn with the fused trainers in `fused`, rule 'Fuse'), a sentence
     giving both, so a reader who meets both figures knows why they differ; '' where the record lacks one."""
@@ -126,10 +127,9 @@ def company_note(bench: dict) -> str:
         return ""
     text = lambda r: timing.Timing.from_row(r).text()   # noqa: E731
     return (f"Notebook 05's six-dispatch epoch has two rows in this run: {text(alone)} timed with NumPy's epoch "
-            f"(the README's row and the first rule) and {text(among)} timed in turn with the fused trainers (the fusion "
-            "rule above). "
-            "The trainer is the same; a GPU epoch's time depends on what runs between its repeats, so each rule "
-            "compares rows measured together.")
+            f"({alone_where}) and {text(among)} timed in turn with the fused trainers ({among_where}). "
+            "The trainer is the same; a GPU epoch's time depends on what runs between its repeats, so each comparison "
+            "is made between rows measured together.")
 
 
 def page(bench: dict, source: str) -> str:

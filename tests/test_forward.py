@@ -106,3 +106,14 @@ def test_forward_explains_a_wrong_input(ctx):
         with pytest.raises(ValueError, match="1..4"):
             fwd.read(n)
     fwd.release()
+
+
+def test_phase_ratios_are_quotients_of_the_printed_medians():
+    from helpers import timing
+    from helpers.forward import phase_ratios
+    # raw medians 7.6549 / 6.2451 = 1.2257 (1.23×); printed 7.65 µs / 6.25 µs = 1.224 (1.22×)
+    one, two = timing.Phases(), timing.Phases()
+    one.add("python", 7.6549e-6); two.add("python", 6.2451e-6)              # noqa: E702
+    one.add("readback", 28.74e-6); two.add("readback", 25.46e-6)            # noqa: E702
+    assert phase_ratios(one, two, ["python", "readback"]) == ["1.22×", "1.13×"]   # 28.7 / 25.5 = 1.125 → 1.13
+    assert phase_ratios(two, one, ["python"]) == ["1.22×"]

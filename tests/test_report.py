@@ -254,7 +254,7 @@ def test_accuracy_row_counts_the_warm_up_epochs_or_names_no_total():
     assert unknown[1] == "97.39 % after the benchmark's epochs" and "6" not in " ".join(unknown)
     assert "the epochs of its warm-up (GLSL and NumPy epochs in turn for a second) and 5 timed ones" in unknown[3]
     known = report.accuracy_row({**row, "epochs_trained": 9})
-    assert known[1] == "97.39 % after 9 epochs" and "run of 9 epochs (its warm-up's and 5 timed)" in known[3]
+    assert known[1] == "97.39 % after 9 epochs" and "run of 9 epochs (4 in its warm-up, 5 timed)" in known[3]
 
 
 # --- a ratio beside two figures is the quotient of the figures as printed -----------------------------------
@@ -325,3 +325,16 @@ def test_committed_pages_print_shares_and_speedups_that_are_their_printed_quotie
     top, theirs, share = re.search(r"at (\d+)³: ([\d.]+) TFLOP/s \| cuBLAS at \1³: ([\d.]+) TFLOP/s .* ([\d.]+)% at \1³ \|$",
                                    cublas).group(2, 3, 4)
     assert share == timing.times(100 * Decimal(top) / Decimal(theirs), 1)
+
+
+def test_headline_says_why_the_six_dispatch_epoch_has_two_rows():
+    """README's first row and RESULTS.md's fused rows time notebook 05's trainer in different company: the
+    headline says so where the record has both, and names neither where it lacks one."""
+    record = {"device": {"renderer": "X", "date": "d"}, "benches": {
+        "train": [{"name": "GLSL 784-128-10", "ms": 20.7, "ms_low": 20.3, "ms_high": 20.7}],
+        "fused": [{"name": "unfused 784-128-10 SGD", "ms": 25.3, "ms_low": 22.1, "ms_high": 27.5}]}}
+    text = report.headline(record)
+    assert "20.7 ms (20.3–20.7) timed with NumPy's epoch (the first row above)" in text
+    assert "25.3 ms (22.1–27.5) timed in turn with the fused trainers (RESULTS.md's fused rows)" in text
+    record["benches"]["fused"] = []
+    assert "two rows" not in report.headline(record)

@@ -692,7 +692,7 @@ def test_record_round_trips_of_the_committed_h100_record():
     v = inference.record_round_trips(rows, "the committed benchmark record (results/bench-h100.json)")
     assert v.outcome == f"float32: {timing.A_FASTER}; uint8: {timing.A_FASTER}"
     assert ("NumPy's forward and argmax on 10,000 images took 4.78 ms (4.59–5.17) by wall clock, timed in turn with the "
-            "GPU's whole round trips: with float32 input (3.1 ms (3–3.42)) the GPU is 1.54× faster and with uint8 input "
+            "GPU's whole round trips: with float32 input (3.1 ms (3–3.42)) the GPU is 1.54× faster; with uint8 input "
             "(1.46 ms (1.43–1.55)) the GPU is 3.3× faster.") in v
     assert v.startswith("In the committed benchmark record (results/bench-h100.json), a run of its own")
 
@@ -700,7 +700,7 @@ def test_record_round_trips_of_the_committed_h100_record():
 def test_record_round_trips_judges_each_input_on_its_own():
     v = inference.record_round_trips(record_rows(8.0, 4.0, uint8_ms=4.05))
     assert v.outcome == f"float32: {timing.B_FASTER}; uint8: {timing.SAME}"
-    assert "with float32 input (8 ms (7.76–8.24)) NumPy is 2× faster and with uint8 input" in v
+    assert "with float32 input (8 ms (7.76–8.24)) NumPy is 2× faster; with uint8 input" in v
     assert v.count("the same within the noise we measured") == 1
 
 

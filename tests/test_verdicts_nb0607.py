@@ -556,3 +556,26 @@ def test_kernel_share_account_share_is_the_one_of_its_printed_figures():
     assert "7.79 ms of a 10.2 ms (10.1–10.2) epoch" in words
     assert words.startswith("fused: kernels 76 % (76–77 %) of the epoch")          # 7.79/10.2, 7.79/10.1
     assert (share, low, high) == (0.76, 0.76, 0.77)
+
+
+def test_against_pytorch_does_not_call_one_of_two_equal_graphs_the_fastest():
+    """Per step 36.8 ms and whole epoch 37.3 ms are 1.01× apart, within 5 %: neither is 'PyTorch's fastest way'."""
+    rows = [row("fused 784-128-10 SGD", 11.9), row("PyTorch eager 784-128-10 SGD", 610.0, 0.05),
+            row("PyTorch CUDA graph per step 784-128-10 SGD", 36.8, 0.001),
+            row("PyTorch CUDA graph whole epoch 784-128-10 SGD", 37.3, 0.001)]
+    v = fused_mlp.against_pytorch(rows, "card")
+    assert "fastest way," not in v and "3.1× faster than PyTorch's CUDA graph per step (36.8 ms" in v
+    assert "CUDA graph whole epoch (37.3 ms" in v and "1.01× apart, within the 5 % we call the same" in v
+    assert "neither is PyTorch's fastest way" in v and v.outcome == timing.A_FASTER
+
+
+@pytest.mark.parametrize("figure, word", [("11 ms (11–11.3)", "an"), ("8.44 ms", "an"), ("18 µs", "an"),
+                                          ("80.2 ms", "an"), ("11,500", "an"), ("812 µs", "an"), ("1.8 ms", "a"),
+                                          ("10 ms", "a"), ("110 ms", "a"), ("25.8 ms (25.2–26.2)", "a")])
+def test_article_before_a_printed_figure(figure, word):
+    assert bench_fused.article(figure) == word
+
+
+def test_kernel_share_account_says_an_11_ms_epoch():
+    words, _ = bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(11.0))
+    assert f"of an {T(11.0).text()} epoch" in words and "of a 11" not in words

@@ -319,3 +319,60 @@ def test_share_text_of_two_timings_is_the_one_of_their_printed_medians(part_ms, 
     assert (part.text().split(" (")[0], whole.text().split(" (")[0]) == printed
     assert profile.share_text(part, whole) == share
     assert profile.share_text(-0.001, 1.0) == "0 %" and profile.share_text(0.245, 1.0) == "25 %"   # numbers: half up
+
+
+# --- derived figures from the printed ones: the stream's start, the kernels added up ------------------------------
+
+@pytest.mark.parametrize("short_us, long_us, printed, once", [(18.96, 15.34, ("19", "15.3"), "111 µs"),
+                                                              (54.66, 49.63, ("54.7", "49.6"), "153 µs")])
+def test_stream_start_multiplies_the_printed_figures(short_us, long_us, printed, once):
+    """Raw (18.96 - 15.34) x 30 = 108.6 µs and (54.66 - 49.63) x 30 = 150.9 µs; from the printed figures
+    (19 - 15.3) x 30 = 111 and (54.7 - 49.6) x 30 = 153, as a reader multiplies them."""
+    from helpers.bench import profile
+    short, long_ = T(short_us), T(long_us)
+    assert (short.text().split(" ")[0], long_.text().split(" ")[0]) == printed
+    said = profile.stream_start({"issue_short_timing": short, "issue_timing": long_, "short_steps": 30,
+                                 "stream_steps": 469})
+    assert f"costs about {once} once" in said
+
+
+def test_pace_with_parts_adds_the_printed_kernels():
+    """Kernels printed 10.3 µs and 10.19 µs; the median of per-round sums is 20.51 µs: the sentence gives the
+    20.49 µs a reader adds up, and the ratio from it; the outcome stays the medians'."""
+    from helpers.bench import profile
+    first, second = T(10.3, 0.001), T(10.19, 0.001)
+    assert (first.text().split(" ")[0], second.text().split(" ")[0]) == ("10.3", "10.19")
+    v = profile.pace(T(20.51, 0.001), T(15.3), [first, second])
+    assert "dispatches alone (20.49 µs, the kernels above added up)" in v and "20.51" not in v
+    assert v.outcome == "GPU longer" and "1.3× as long as" in v
+    # 13.77 / 10.2 = 1.35 from the printed figures: 1.4× (raw medians 13.74 / 10.2 give 1.3×)
+    w = profile.pace(T(13.74, 0.001), T(10.2, 0.001), [T(6.887, 0.001), T(6.883, 0.001)])
+    assert "(13.77 µs, the kernels above added up)" in w and "1.4× as long as" in w
+
+
+def test_sweep_source_names_the_card_and_the_date_of_the_sweep():
+    """Notebook 08 runs tunables from the committed sweep: the sentence names its file, card and date (the
+    sweep ran on another day than the notebook), or says the shaders' defaults run where there is no file."""
+    import json
+    from pathlib import Path
+    from helpers.bench import limits
+    path = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "fused-sweep-h100.json"
+    sweep = json.loads(path.read_text())
+    said = limits.sweep_source(path, sweep, "tunables")
+    card = sweep["device"]["describe"].split("/")[0]
+    assert said == f"tunables from notebooks/results/fused-sweep-h100.json (a sweep on {card}, {sweep['device']['date']})"
+    made_up = {"device": {"describe": "Some GPU/PCIe | OpenGL 4.6", "date": "2030-01-02"}}
+    assert limits.sweep_source("/elsewhere/s.json", made_up) == "tunables from /elsewhere/s.json (a sweep on Some GPU, 2030-01-02)"
+    assert "shaders' own defaults" in limits.sweep_source(path, None)
+
+
+def test_nb08_summary_puts_the_record_limits_in_the_record():
+    """The last bullet of notebook 08's summary gives the record's epoch against the record's floor and cuBLAS: it
+    says so, after a bullet with this run's own floor, instead of 'That epoch ... in the same run'."""
+    import json
+    from pathlib import Path
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks" / "08_dispatch_floor.ipynb").read_text())
+    code = next("".join(c["source"]) for c in nb["cells"]
+                if c["cell_type"] == "code" and "findings.what_we_measured(" in "".join(c["source"]))
+    assert "In the benchmark record, that epoch" in code and "That epoch took" not in code
+    assert "in the same run." not in code

@@ -234,3 +234,18 @@ def test_whole_against_parts_needs_one_sample_a_round():
 def test_whole_against_parts_with_nothing_beyond_the_floor():
     v = lookahead_mlp.whole_against_parts(T(6.9e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
     assert v.outcome == lookahead_mlp.NO_COST and "no sum to compare" in v
+
+
+def test_grid_barrier_saving_and_remainder_are_the_printed_figures_exactly():
+    """73 µs and 55.3 µs as printed: the saving is 73 − 55.3 = 17.7 µs (not 18 at the coarser figure's
+    decimals), the remainder 17.7 − 2.43 = 15.3 µs, and the epoch 17.7 µs × 469 = 8.30 ms (not 8.44)."""
+    as_d, inside = T(73.0 * US, 0.001), T(55.3 * US, 0.001)
+    assert as_d.text("µs").startswith("73 µs") and inside.text("µs").startswith("55.3 µs")
+    assert persistent_mlp.step_saving_us(as_d, inside) == (17.7, 1)
+    v = persistent_mlp.grid_barrier_account(T(2.49 * US, 0.001), T(2.52 * US, 0.001), as_d, inside)
+    assert "saved 17.7 µs a step" in v and "explain 2.43 µs of it" in v and "the other 15.3 µs" in v
+    saved_us, decimals = persistent_mlp.step_saving_us(as_d, inside)
+    e = persistent_mlp.persistent_epoch(T(28.8e-3), T(10.7e-3), 1e-6 * saved_us, steps=469, decimals=decimals)
+    assert "saved 17.7 µs a step (8.30 ms an epoch)" in e
+    whole = persistent_mlp.persistent_epoch(T(28.8e-3), T(10.7e-3), 18e-6, steps=469, decimals=0)
+    assert "saved 18 µs a step (8.44 ms an epoch)" in whole

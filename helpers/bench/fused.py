@@ -473,6 +473,13 @@ def benchmark_figures(ctx, images, labels, quick: bool, results=RESULTS_FILE) ->
 # Benchmark rows as verdicts (notebooks 06 and 09; tests/test_verdicts_nb0607.py)
 # ---------------------------------------------------------------------------------------------
 
+def article(figure: str) -> str:
+    """'a' or 'an' before a printed figure, by how it is read aloud: 'an' before eight…, eleven… and
+    eighteen… ('an 8.5 ms', 'an 11 ms', 'an 18 µs', 'an 80.2 ms', 'an 11,500'), 'a' otherwise ('a 1.8 ms')."""
+    whole = figure.strip().split(" ", 1)[0].split(".", 1)[0].replace(",", "")
+    return "an" if whole.startswith("8") or (len(whole) % 3 == 2 and whole[:2] in ("11", "18")) else "a"
+
+
 def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -> tuple:
     """fused_mlp.kernel_share of an epoch, with every figure it is computed from: the kernels' time a step
     (prof, from profile.profile_step: each kernel's median), less an empty dispatch's cost for each kernel
@@ -493,7 +500,7 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
                 if left else "")
     figures = (f"kernels {profile.seconds_text(sum(above))} a step, less {len(above)} × "
                f"{profile.seconds_text(empty)} of empty dispatch, × {trainer.steps_per_epoch} steps: "
-               f"{profile.seconds_text(kernel)} of a {epoch.text()} epoch{left_out}")
+               f"{profile.seconds_text(kernel)} of {article(epoch.text())} {epoch.text()} epoch{left_out}")
     if total > epoch.median:
         figures += (f"; the epoch's parts add up to {profile.seconds_text(total)}, more than its median, and the "
                     "share is of that")

@@ -407,7 +407,7 @@ def table(rows: list[dict], full: bool = True) -> str:
     best = fastest_upload(rows)
     if ceiling:
         lines.append(f"(ceiling: each upload's GB/s as a share of the {CEILING}, {get[CEILING]['gbps']:.2f} GB/s, "
-                     "the float32 images' bytes, this run; a readback goes the other way and gets no share)")
+                     "the float32 images' bytes, the same run; a readback goes the other way and gets no share)")
     if not full or best is None:
         return "\n".join(lines)
     lines.append(f"fastest float32 upload: {best['what']}, {best['gbps']:.2f} GB/s"

@@ -147,6 +147,23 @@ DATASHEETS = {
 }
 
 
+def sweep_source(path, sweep: dict | None, what: str = "tunables") -> str:
+    """Where a notebook's `what` come from: the sweep file (path, relative to the repository where it can be)
+    with the card and the date of its run, 'tunables from notebooks/results/fused-sweep-h100.json (a sweep on
+    NVIDIA H100 80GB HBM3, 2026-11-24)', so a reader sees that they were chosen on another day, maybe on
+    another card, than this run; the shader's defaults where there is no such file."""
+    path = Path(path)
+    try:
+        shown = path.resolve().relative_to(Path(__file__).resolve().parents[2]).as_posix()
+    except ValueError:
+        shown = path.as_posix()
+    if not sweep:
+        return f"{what} of the shaders' own defaults (no sweep file at {shown})"
+    device = sweep.get("device", {})
+    card = device.get("describe", "an unrecorded card").split("/")[0]
+    return f"{what} from {shown} (a sweep on {card}, {device.get('date', 'undated')})"
+
+
 def datasheet(card: str) -> dict | None:
     """The datasheet figures of `card` (gl.card(ctx)): {"hbm", "fp32", "sms", "source"}; None if unlisted."""
     row = DATASHEETS.get(card)

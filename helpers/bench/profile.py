@@ -288,20 +288,37 @@ def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
 GPU_LONGER, PYTHON_LONGER = "GPU longer", "Python longer"   # pace()'s outcomes: which median is the larger
 
 
-def pace(kernels: timing.Timing, issue: timing.Timing) -> timing.Verdict:
+def added_up(parts: list) -> str:
+    """The medians of `parts` (timing.Timings) as their text() prints them, added up exactly and printed in
+    the unit of the sum with every decimal of the sum: 10.3 µs and 10.19 µs give '20.49 µs', the figure a
+    reader gets by adding the printed ones (the median of per-round sums may print 20.51)."""
+    total = sum(timing.shown_exactly(t) for t in parts)
+    scale, unit = timing._unit(float(total), "auto")
+    return f"{(total * Decimal(str(scale))).normalize() + 0:f} {unit}"
+
+
+def pace(kernels: timing.Timing, issue: timing.Timing, parts: list | None = None) -> timing.Verdict:
     """The GPU's dispatches alone (kernels: a step's kernels timed one by one, added up) against Python's time
     to issue the step (issue), as one sentence: the larger as a multiple of the smaller, at the medians, and
     why that ratio is this run's only. No side is named as the one that sets the pace: Python's issue time
     moved by tens of percent between runs on one H100 (notebook 05: 29 to 49 µs against the GPU's 40 µs;
     notebook 08: 10 to 17 µs against 20 µs), so any such verdict flipped between runs, and no notebook
-    records this outcome. Outcome GPU_LONGER (also when the two medians are equal) or PYTHON_LONGER."""
-    gpu, python = f"the GPU's dispatches alone ({kernels.text()})", f"Python's issue of the step ({issue.text()})"
+    records this outcome. Outcome GPU_LONGER (also when the two medians are equal) or PYTHON_LONGER.
+    With `parts` (the kernels' own Timings, printed one by one above the sentence), the GPU's figure is their
+    printed medians added up (added_up) and the ratio is taken from that sum, so a reader who adds the
+    printed kernels finds the same figure; the outcome stays the medians'."""
+    gpu_figure = added_up(parts) if parts else kernels.text()
+    gpu_shown = timing.seconds_exactly(*gpu_figure.split(" ", 2)[:2]) if parts else timing.shown_exactly(kernels)
+    if parts:
+        gpu_figure += ", the kernels above added up"
+    gpu, python = f"the GPU's dispatches alone ({gpu_figure})", f"Python's issue of the step ({issue.text()})"
     caveat = ("a stream goes at the slower side's pace, but Python's side depends on what else the CPU is doing "
               "and moves from one run to the next more than the GPU's, so this ratio, and which side sets the pace, "
               "can differ in another run")
     longer, shorter, outcome = ((gpu, python, GPU_LONGER) if kernels.median >= issue.median else
                                 (python, gpu, PYTHON_LONGER))
-    ratio = timing.times(max(timing.ratio(kernels, issue), timing.ratio(issue, kernels)), digits=2)
+    issue_shown = timing.shown_exactly(issue)
+    ratio = timing.times(max(gpu_shown / issue_shown, issue_shown / gpu_shown), digits=2)
     verb = "take" if outcome == GPU_LONGER else "takes"
     how = "about as long as" if ratio == "1" else f"{ratio}× as long as"
     return timing.Verdict(f"{longer[0].upper()}{longer[1:]} {verb} {how} {shorter}: {caveat}.", outcome)
@@ -340,7 +357,7 @@ def step_account(profile: dict, what: str = "a step") -> str:
                + (f"{around} of Python around those calls." if left > 0 else
                   "no time around those calls that the printed figures can show." if left == 0 else
                   f"nothing measurable around them (the calls timed one by one add up to {around[1:]} more)."))
-    return f"{where} {issuing} {pace(kernels_timing(profile), issue)}"
+    return f"{where} {issuing} {pace(kernels_timing(profile), issue, list(profile['kernel_timing'].values()))}"
 
 
 def around_the_calls(issue: timing.Timing, calls: list) -> str:
@@ -364,7 +381,7 @@ def stream_start(profile: dict) -> str:
             f"Python against {long_.text()} in a stream of {profile['stream_steps']}")
     outcome = timing.compare(long_, short)
     if outcome == timing.A_FASTER:
-        once = (short.median - long_.median) * profile["short_steps"]
+        once = float((timing.shown_exactly(short) - timing.shown_exactly(long_)) * profile["short_steps"])  # as printed
         return (f"{head}: the start of a stream costs about {seconds_text(once)} once, shared by its steps, so a "
                 "short stream overstates what a step costs to issue")
     if outcome == timing.B_FASTER:
@@ -403,6 +420,25 @@ def epoch_sum_text(epoch: timing.Timing, steps: int, step: timing.Timing, unacco
         return (f"{head}, and added up they overrun the epoch's median by {seconds_text(-unaccounted)}: the "
                 "unaccounted part below zero, which a bar cannot draw, so the bar runs past the epoch it stands for.")
     return f"{head}, and they leave {seconds_text(unaccounted)} of the epoch's median unaccounted."
+
+
+def overrun_sentence(parts: dict, epoch: timing.Timing) -> str:
+    """What a negative 'unaccounted' part of epoch_account's parts means, in words: the parts measured apart
+    add up to more than the epoch, by how much (ms, as plots.epoch_bars' note prints it) and what share that
+    printed figure is of the epoch's median as epoch.text() prints it (2.3 ms of 21.4 ms is 10.7 %, 11 %,
+    where the unrounded parts may give 10 %). "" where the rest is zero or above."""
+    rest = parts["unaccounted"]
+    if rest >= 0:
+        return ""
+    ms = 1e3 * -rest
+    figure = f"{ms:,.0f}" if ms >= 100 else f"{ms:.2g}"
+    whole = epoch.text().split(" ", 2)[:2]
+    share = 100 * timing.seconds_exactly(figure.replace(",", ""), "ms") / timing.shown_exactly(epoch)
+    said = timing.times(share, 0)
+    said = "less than 1" if said == "0" else said
+    return (f"The parts measured apart add up to more than the epoch, by {figure} ms ({said} % of its median, "
+            f"{' '.join(whole)}), so the unaccounted rest is below zero: within the epoch some parts overlap (a "
+            "readback is taken while the GPU runs the next chunk) or take less time than they took apart.")
 
 
 def printed_seconds(seconds: float) -> float:
