@@ -557,5 +557,5 @@ def against_pytorch(rows: list[dict], card: str) -> timing.Verdict:
     tied = "".join(f"; PyTorch's {way(r)} ({timing.Timing.from_row(r).text()}) and its {way(best)} are "
                    f"{timing.the_same(timing.Timing.from_row(r), best_t)}" for r in ties)
     return timing.Verdict(f"On the {card}, in the committed benchmark, {v}{tied}" +
-                          (", so neither is PyTorch's fastest way" if len(ties) == 1 else
-                           ", so none of them is PyTorch's fastest way" if ties else ""), v.outcome)
+                          (", so neither is faster than the other" if len(ties) == 1 else
+                           ", so none of them is faster than the others" if ties else ""), v.outcome)

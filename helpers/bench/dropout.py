@@ -209,12 +209,10 @@ def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: f
     said = (f"{head}: per step the dropout shaders take {1e6 * abs(dropout_s):.1f} µs {more} than the "
             f"plain pair, and the max-norm dispatch {1e6 * maxnorm_s:.1f} µs")
     if steps and outcome == COSTS_MORE:
-        (with_ms, d_with), (without_ms, d_without) = (timing.printed_median(t, "ms") for t in (regularised, plain))
-        digits = min(d_with, d_without)                      # the coarser of the two printed figures
-        gap_ms = round(with_ms - without_ms, digits)
+        gap_ms = with_printed - without_printed              # exact, of the printed figures: 69.5 - 55 = 14.5
         total = steps * (round(1e6 * dropout_s, 1) + round(1e6 * maxnorm_s, 1)) * 1e-6   # the printed µs, summed
         said += (f"; over an epoch's {steps:,} steps those figures come to {profile.seconds_text(total)} against the "
-                 f"epochs' difference of {gap_ms:.{digits}f} ms")
+                 f"epochs' difference of {gap_ms:f} ms")
         if 1e3 * profile.printed_seconds(total) > gap_ms:
             said += " (the kernels were timed in streams of their own copies, not inside these epochs)"
     return timing.Verdict(said, outcome)
