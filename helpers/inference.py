@@ -363,42 +363,28 @@ RECORD_GPU = {"float32": "end to end, float32: upload+kernels+readback+argmax",
 RECORD_NUMPY = "NumPy forward + argmax on the CPU"
 
 
-def _record_timing(rows: list[dict], what: str) -> timing.Timing | None:
-    """A benchmark row's Timing from its median and band in seconds (bench.inference.timing_of, which
-    imports this module), or None where the record has no such row or no time in it."""
-    row = next((r for r in rows if r["what"] == what), None)
-    return None if row is None or row.get("seconds") is None else timing.Timing.from_row(row, "seconds", 1.0)
-
-
-def _record_ms(t: timing.Timing) -> Decimal:
-    """A median in seconds, exactly as the benchmark table prints it in ms (bench.inference.table)."""
-    return timing.seconds_exactly(t.text("ms").split(" ", 1)[0], "ms")
-
-
 def record_round_trips(rows: list[dict], where: str = "the committed benchmark record") -> timing.Verdict | None:
     """The record's whole GPU round trips (float32 input, and uint8 where the record has that row) against its
     NumPy forward and argmax, by the sweep's rule: timing.compare with HOST_MARGIN, the margin judged on the
-    medians as the record's table prints them (ms). One sentence that says the figures are the record's and
+    medians as printed. One sentence that says the figures are the record's and
     not this run's; its outcome names each input's compare() outcome ("float32: A faster; uint8: same within
     noise", the GPU as A). None where the record has no NumPy or no float32 round trip."""
-    numpy = _record_timing(rows, RECORD_NUMPY)
-    trips = {kind: t for kind, what in RECORD_GPU.items() if (t := _record_timing(rows, what)) is not None}
+    from .bench.inference import timing_of   # that module imports this one
+    numpy = timing_of(rows, RECORD_NUMPY)
+    trips = {kind: t for kind, what in RECORD_GPU.items() if (t := timing_of(rows, what)) is not None}
     if numpy is None or "float32" not in trips:
         return None
     images = next((r.get("images") for r in rows if r["what"] == RECORD_NUMPY), None)
     on = f" on {images:,} images" if images else ""
     clauses, outcomes = [], []
     for kind, gpu in trips.items():
-        outcome = timing.compare(gpu, numpy, HOST_MARGIN, shown=_record_ms)
+        outcome = timing.compare(gpu, numpy, HOST_MARGIN)
         if outcome == timing.A_FASTER:
-            said = f"the GPU is {timing.times_beyond(_record_ms(numpy) / _record_ms(gpu), HOST_MARGIN)}× faster"
+            said = f"the GPU is {timing.times_beyond(timing.ratio(numpy, gpu), HOST_MARGIN)}× faster"
         elif outcome == timing.B_FASTER:
-            said = f"NumPy is {timing.times_beyond(_record_ms(gpu) / _record_ms(numpy), HOST_MARGIN)}× faster"
-        elif timing.overlap(gpu, numpy):
-            said = f"the two are {timing.SAME_WITHIN_NOISE}"
+            said = f"NumPy is {timing.times_beyond(timing.ratio(gpu, numpy), HOST_MARGIN)}× faster"
         else:
-            by = max(_record_ms(gpu) / _record_ms(numpy), _record_ms(numpy) / _record_ms(gpu))
-            said = f"the two are {timing.times(by)}× apart, within the {100 * HOST_MARGIN:.3g} % we call the same"
+            said = f"the two are {timing.the_same(gpu, numpy, HOST_MARGIN)}"
         clauses.append(f"with {kind} input ({gpu.text('ms')}) {said}")
         outcomes.append(f"{kind}: {outcome}")
     text = (f"In {where}, a run of its own and not this one, NumPy's forward and argmax{on} took {numpy.text('ms')} "

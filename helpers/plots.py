@@ -207,8 +207,7 @@ def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = ""
     notes = {}
     for name, parts in rows.items():
         def figure(v):
-            x = v * scale
-            return f"{x:,.0f} {unit}" if abs(x) >= 100 else f"{x:.2g} {unit}"
+            return f"{part_figure(v * scale)} {unit}"
         thin = [f"{k} {figure(v)}" for k, v in parts.items() if 0 <= v < small * longest and len(parts) > 1]
         negative = [f"{k} {figure(v)}" for k, v in parts.items() if v < 0]
         words = (["too thin to see: " + ", ".join(thin)] if thin else []) + \
@@ -217,6 +216,12 @@ def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = ""
             notes[name] = "; ".join(words)
     fig.tight_layout()
     return fig, notes
+
+
+def part_figure(x: float) -> str:
+    """A part of an epoch_bars row, in the row's unit, as its notes print it: whole from 100 up ('1,234'), two
+    significant digits below ('2.3', '-0.34')."""
+    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.2g}"
 
 
 def clock_trace(log, windows=(), title: str = ""):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sys
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from pathlib import Path
 
 from .. import findings, timing
@@ -264,9 +264,7 @@ def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
     ranked = sorted(shares, key=shares.get, reverse=True)
     percents = profile.whole_percents(shares)
     text = ", ".join(f"{k} {p} %" for k, p in percents.items()) + " of the epoch"
-    alone = {k: int(Decimal(100 * v).quantize(Decimal(1), ROUND_HALF_UP)) for k, v in shares.items()}
-    if percents != alone:   # a part shows a point more or less than its own rounding gives: say why
-        text += " (whole percents, rounded so that they add up to 100)"
+    text += profile.rounding_note(shares, percents)
     if len(ranked) == 1 or shares[ranked[0]] - shares[ranked[1]] > lead:
         return timing.Verdict(f"{text}; the largest part is {ranked[0]}", f"largest: {ranked[0]}")
     return timing.Verdict(f"{text}; {ranked[0]} and {ranked[1]} are too close to call the larger", "too close to call")

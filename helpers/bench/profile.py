@@ -28,7 +28,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import moderngl
 import numpy as np
 
-from .. import gl, reference, timing
+from .. import gl, plots, reference, timing
 
 EMPTY_SHADER = "#version 430\nlayout(local_size_x = 64) in;\nvoid main() {}\n"  # a dispatch doing nothing
 BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
@@ -267,6 +267,14 @@ def whole_percents(shares: dict) -> dict:
     return {k: v + 0 for k, v in floors.items()}
 
 
+def rounding_note(shares: dict, percents: dict) -> str:
+    """' (whole percents, rounded so that they add up to 100)' where whole_percents gave some part a point more
+    or less than rounding it alone, half up, gives (a reader who rounds that part finds another figure); ''
+    otherwise. Read after the list of percents."""
+    alone = {k: int(timing.times(100 * v, 0)) for k, v in shares.items()}
+    return " (whole percents, rounded so that they add up to 100)" if percents != alone else ""
+
+
 def kernels_timing(profile: dict) -> timing.Timing:
     """The step's dispatches, each timed alone, added up: a Timing whose samples are the sums of the kernels'
     interleaved samples taken in the same round."""
@@ -342,8 +350,7 @@ def step_account(profile: dict, what: str = "a step") -> str:
     rest_words = (f"and the GPU between its dispatches (idle, or waiting for the next) {percents['rest']} %"
                   if rest >= 0 else
                   f"less {-percents['rest']} % that the kernels overlap when they run back to back in a step")
-    alone = {k: int(timing.times(100 * v, 0)) for k, v in shares.items()}        # each rounded half up alone
-    note = (" (whole percents, rounded so that they add up to 100)" if percents != alone else "")
+    note = rounding_note(shares, percents)
     where = (f"{what[0].upper()}{what[1:]} in a stream of {profile['stream_steps']} takes "
              f"{profile['step_timing'].text()}: the kernels beyond an empty dispatch, their drain included, "
              f"{percents['arithmetic']} %, the fixed cost of {profile['dispatches_per_step']} dispatches "
@@ -431,7 +438,7 @@ def overrun_sentence(parts: dict, epoch: timing.Timing) -> str:
     if rest >= 0:
         return ""
     ms = 1e3 * -rest
-    figure = f"{ms:,.0f}" if ms >= 100 else f"{ms:.2g}"
+    figure = plots.part_figure(ms)   # as plots.epoch_bars' note gives the part
     whole = epoch.text().split(" ", 2)[:2]
     share = 100 * timing.seconds_exactly(figure.replace(",", ""), "ms") / timing.shown_exactly(epoch)
     said = timing.times(share, 0)
