@@ -120,21 +120,22 @@ def test_main_rows_and_other_uploads():
     assert [r["what"] for r in bench_inference.main_rows(rows)] == ["upload float32 into existing buffer",
                                                                     bench_inference.CEILING]
     text = bench_inference.other_uploads(rows)
-    assert "31.4" in text and "15.7" in text and "62.7" in text and "reaches 50% of it" in text
+    assert "31.36" in text and "15.68" in text and "62.72" in text and "reaches 50% of it" in text
     assert bench_inference.other_uploads(rows[:1]) is None
 
 
 def test_other_uploads_names_every_way_level_with_the_fastest():
-    """Run N of notebook 03: orphaned first and the pipelined upload both printed 15.1 GB/s, and the sentence
-    named one of them the fastest."""
+    """Two ways that print the same GB/s (to two decimals, as the table does) are level: the sentence names both,
+    not one of them as the fastest; its share of the ceiling is the table's (of_ceiling)."""
     orphaned = "upload float32 into existing buffer, orphaned first"
     rows = [{"what": w, "seconds": 1.0, "clock": "wall", "gbps": g} for w, g in [
-        ("upload float32 into existing buffer", 14.5), (orphaned, 15.12), (PIPELINED, 15.08),
+        ("upload float32 into existing buffer", 14.5), (orphaned, 15.121), (PIPELINED, 15.118),
         (bench_inference.CEILING, 52.7)]]
     level = bench_inference.other_uploads(rows)
     assert f"the fastest, {orphaned.removeprefix('upload float32 ')} and " in level
-    assert "level at 15.1, reach 29% of it" in level                   # 15.1 / 52.7 = 28.7 %
-    rows[2]["gbps"] = 15.0
+    assert "level at 15.12, reach 29% of it" in level                  # 15.12 / 52.70 = 28.7 %
+    assert bench_inference.of_ceiling(rows[1], rows[3]) == "29%"
+    rows[2]["gbps"] = 15.11
     ahead = bench_inference.other_uploads(rows)
     assert "level at" not in ahead and "the fastest, into existing buffer, orphaned first, reaches 29% of it" in ahead
 

@@ -357,25 +357,26 @@ def main_rows(rows: list[dict]) -> list[dict]:
 
 def other_uploads(rows: list[dict]) -> str | None:
     """One sentence on the float32 upload ways beyond buffer.write and the plain staging buffer: each one's GB/s
-    and the pinned-copy ceiling's, from the rows of one run; None if the run has none of them."""
+    and the pinned-copy ceiling's, to two decimals as table() prints them, and the fastest way's share of the
+    ceiling as of_ceiling gives it; None if the run has none of them."""
     get = {r["what"]: r for r in rows if r.get("seconds")}
     others = [r for r in rows if r["what"].startswith("upload float32") and r["what"] not in MAIN and r.get("seconds")]
     if not others:
         return None
     direct = get["upload float32 into existing buffer"]
-    ways = "; ".join(f"{r['what'].removeprefix('upload float32 ')} {r['gbps']:.1f}" for r in others)
-    text = f"The other float32 uploads reached, in GB/s: {ways}; against buffer.write's {direct['gbps']:.1f}"
+    ways = "; ".join(f"{r['what'].removeprefix('upload float32 ')} {r['gbps']:.2f}" for r in others)
+    text = f"The other float32 uploads reached, in GB/s: {ways}; against buffer.write's {direct['gbps']:.2f}"
     if CEILING in get:
-        best, ceiling = fastest_upload(rows), f"{get[CEILING]['gbps']:.1f}"
-        shown = f"{best['gbps']:.1f}"                  # ways that print the same GB/s are level
+        best, ceiling = fastest_upload(rows), f"{get[CEILING]['gbps']:.2f}"
+        shown = f"{best['gbps']:.2f}"                  # ways that print the same GB/s are level
         level = [r["what"].removeprefix("upload float32 ") for r in rows
                  if r["what"].startswith(("upload float32 into existing", "upload float32 via"))
-                 and r.get("seconds") and f"{r['gbps']:.1f}" == shown]
-        share = timing.times(100 * Decimal(shown) / Decimal(ceiling), 0)   # of the figures as printed
-        text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, reaches {share}% of it"
+                 and r.get("seconds") and f"{r['gbps']:.2f}" == shown]
+        share = of_ceiling(best, get[CEILING])         # the table's share, from the figures as printed
+        text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, reaches {share} of it"
                  if len(level) == 1 else
                  f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {' and '.join(level)}, level "
-                 f"at {shown}, reach {share}% of it")
+                 f"at {shown}, reach {share} of it")
     return text + "."
 
 
