@@ -384,7 +384,7 @@ def headline(record: dict, dropout: dict | None = None) -> str:
     lines += [f"| {what} | {ours} | {against} | {verdict} |" for what, ours, against, verdict in
               headline_rows(record, dropout)]
     from .takeaways import company_note   # takeaways imports this module
-    twice = company_note(record, "the first row above", "RESULTS.md's fused rows")
+    twice = company_note(record, "the row against NumPy's epoch above", "RESULTS.md's fused rows")
     if twice:
         lines += ["", twice]
     if unmeasured(record):
