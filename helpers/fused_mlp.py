@@ -370,17 +370,15 @@ FUSED_ROW = "fused 784-128-10 SGD"  # benches.fused: the two-dispatch epoch ever
                                    # row is helpers.bench.train.EAGER_ROW, in the same section)
 
 
-LAYOUT_MARGIN = 0.15   # two layouts' epochs are called different only beyond 15 %: a whole epoch's wall clock
-                       # moves by several percent from run to run, and a margin just above a gap let it flip
-                       # between runs (5 % at a 5 % gap, 10 % at the 9 to 10 % gap of 784-128-10's three-dispatch step)
+LAYOUT_MARGIN = 0.15   # two layouts' epochs are called different only beyond 15 %, wider than timing.MARGIN:
+                       # a whole epoch's wall clock holds Python's pace, which the CPU's other work can slow
 
 
 def kernel_share(name: str, share: float, low: float | None = None, high: float | None = None) -> str:
     """'name: kernels 62 % (62–63 %) of the epoch', from share = kernel time / epoch time, and its band
     low..high (the share at the epoch's 80th and 20th percentiles; default: the share alone). Figures only:
-    an epoch's wall clock moves by several percent between runs while its kernels do not, so the share moves
-    with it (the fused trainer's between 62 and 70 % in six runs on one H100): a word such as "mostly" would
-    flip between runs. share_shift() compares two shares."""
+    an epoch's wall clock holds Python's pace, which its kernels do not, so the share moves with whatever slows
+    Python: a word such as "mostly" could flip between runs. share_shift() compares two shares."""
     low, high = share if low is None else low, share if high is None else high
     if not 0 <= low <= share <= high <= 1:
         raise ValueError(f"a share of the epoch is between 0 and 1, with low <= share <= high; got {low}, {share}, {high}")

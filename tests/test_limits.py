@@ -98,6 +98,7 @@ def test_epochs_margin_sentence_names_the_margin_and_why():
     from helpers.bench import limits
     said = limits.epochs_margin_sentence()
     assert "only beyond 25 %" in said and "Python's issue of every step" in said and said.endswith(".")
+    assert "wider than the series' default of 5 %" in said and "moves" not in said   # the rule, no claim of a move
     assert "only beyond 30 %" in limits.epochs_margin_sentence(0.30)
 
 
@@ -148,11 +149,12 @@ def test_record_pairs_note_names_the_pairs_within_the_margin(jax_ms, close):
              "784-800-10 against JAX fp32": (_epoch(23.28), _epoch(jax_ms))}
     note = limits.record_pairs_note(pairs)
     assert note.startswith("These verdicts read one run of the benchmark") and "5 % margin of one run" in note
-    assert ("784-800-10 against JAX fp32 lies close enough" in note) == close
+    assert ("would call 784-800-10 against JAX fp32 the same, so another run of the benchmark could order it "
+            "differently" in note) == close
     assert "784-128-10 against JAX fp32" not in note                              # 1.65×: far beyond 25 %
     assert ("every pair lies more than 25 % apart" in note) == (not close)
     two = limits.record_pairs_note({"A": (_epoch(10), _epoch(11)), "B": (_epoch(20), _epoch(21))})
-    assert "so A and B lie close enough for another run of the benchmark to order them differently." in two
+    assert "would call A and B the same, so another run of the benchmark could order them differently." in two
 
 
 def _two_products(ladder_us, cublas_us, hidden=128):

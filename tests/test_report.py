@@ -328,13 +328,13 @@ def test_committed_pages_print_shares_and_speedups_that_are_their_printed_quotie
 
 
 def test_headline_says_why_the_six_dispatch_epoch_has_two_rows():
-    """README's first row and RESULTS.md's fused rows time notebook 05's trainer in different company: the
+    """README's row against NumPy's epoch and RESULTS.md's fused rows time notebook 05's trainer in different company: the
     headline says so where the record has both, and names neither where it lacks one."""
     record = {"device": {"renderer": "X", "date": "d"}, "benches": {
         "train": [{"name": "GLSL 784-128-10", "ms": 20.7, "ms_low": 20.3, "ms_high": 20.7}],
         "fused": [{"name": "unfused 784-128-10 SGD", "ms": 25.3, "ms_low": 22.1, "ms_high": 27.5}]}}
     text = report.headline(record)
-    assert "20.7 ms (20.3–20.7) timed with NumPy's epoch (the first row above)" in text
+    assert "20.7 ms (20.3–20.7) timed with NumPy's epoch (the row against NumPy's epoch above)" in text
     assert "25.3 ms (22.1–27.5) timed in turn with the fused trainers (RESULTS.md's fused rows)" in text
     record["benches"]["fused"] = []
     assert "two rows" not in report.headline(record)

@@ -79,3 +79,16 @@ def test_committed_page_factors_are_the_quotients_of_its_printed_durations():
     for slow, su, fast, fu, factor in rows:
         assert factor == timing.times(timing.seconds_exactly(slow, su) / timing.seconds_exactly(fast, fu), 1)
     assert factors == sorted(factors, reverse=True)                  # ranked by the factors as printed
+
+
+def test_compiler_rule_sets_jax_against_the_glsl_trainer_of_lowest_median():
+    """The rule against JAX uses the trainer README and notebook 08 set against it (the lowest median of the
+    GLSL trainers), not the plain fused layout, so the three give one factor."""
+    rows = [{"name": "fused 784-128-10 SGD", "ms": 11.9, "dispatches_per_step": 2},
+            {"name": "fused blocked 784-128-10 SGD", "ms": 10.6, "dispatches_per_step": 2},
+            {"name": "JAX jit(lax.scan) 784-128-10 SGD, fp32, precision highest", "ms": 17.5}]
+    rule = next(r for r in takeaways.rules({"benches": {"fused": rows}}) if r.rule.startswith("Measure against"))
+    assert rule.fast == "the GLSL epoch of lowest median (fused blocked 784-128-10 SGD)" and rule.factor_text == "1.7"
+    rows[0]["ms"] = 10.0                                     # the plain layout now has the lowest median
+    rule = next(r for r in takeaways.rules({"benches": {"fused": rows}}) if r.rule.startswith("Measure against"))
+    assert rule.fast.endswith("(fused 784-128-10 SGD)") and rule.factor_text == "1.8"

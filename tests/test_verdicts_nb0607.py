@@ -464,7 +464,7 @@ def test_fastest_versus_names_the_trainer_in_its_own_clause(jax_ms, outcome, wor
     v = bench_fused.fastest_versus(row("fused blocked 784-128-10 SGD", 10.5), row("JAX fp32", jax_ms),
                                    "JAX's epoch in fp32")
     assert v.outcome == outcome and words in v
-    assert v.startswith("The fastest GLSL trainer of the benchmark at this size is fused blocked 784-128-10 SGD: ")
+    assert v.startswith("The GLSL trainer with the benchmark's lowest median epoch at this size is fused blocked 784-128-10 SGD: ")
 
 
 # --- notebook 07: the sweep's budget and the chosen recipe, for a reader ---------------------------------------

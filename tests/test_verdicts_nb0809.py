@@ -376,3 +376,16 @@ def test_nb08_summary_puts_the_record_limits_in_the_record():
                 if c["cell_type"] == "code" and "findings.what_we_measured(" in "".join(c["source"]))
     assert "In the benchmark record, that epoch" in code and "That epoch took" not in code
     assert "in the same run." not in code
+
+
+def test_barrier_wait_is_a_lower_bound_where_python_set_the_pace():
+    """Without barriers the stream can go no faster than Python issues it: where the stream is not beyond
+    Python's issue time, the GPU's own time was not measured and the share is 'at least'; where it is beyond
+    it, the GPU set the pace and the share is measured."""
+    paced = limits.barrier_wait(T(21.2), T(6.31), issue=T(6.28))
+    assert paced.outcome == "barriers cost"
+    assert "no longer than Python takes to issue them" in paced and "at least 70 % of a step" in paced
+    gpu = limits.barrier_wait(T(21.2), T(9.0), issue=T(6.28))       # 9.0 against 6.28: beyond Python's pace
+    assert gpu.outcome == "barriers cost"
+    assert "at least" not in gpu and "Python set that pace" not in gpu and "58 % of a step" in gpu
+    assert "at least" not in limits.barrier_wait(T(21.2), T(6.31))  # no issue time given: nothing claimed

@@ -541,12 +541,13 @@ def rows_versus(row_a: dict, row_b: dict, name_a: str, name_b: str, margin: floa
 
 
 def fastest_versus(fastest: dict, other: dict, other_name: str, margin: float = timing.MARGIN) -> timing.Verdict:
-    """The fastest GLSL trainer's row (fastest_glsl) against another row: 'The fastest GLSL trainer of the
-    benchmark at this size is <name>: that trainer's epoch (…) is 1.6× faster than <other_name> (…)', or the
+    """The fastest GLSL trainer's row (fastest_glsl) against another row: 'The GLSL trainer with the benchmark's
+    lowest median epoch at this size is <name>: that trainer's epoch (…) is 1.6× faster than <other_name> (…)'
+    (the lowest median, not a verdict against the other GLSL trainers, which may be level with it), or the
     other way round, or the same (timing.versus's outcome). The trainer is named in a clause of its own, so no
     appositive runs into the timing's parenthesis."""
     v = timing.versus(row_timing(fastest), row_timing(other), "that trainer's epoch", other_name, margin)
-    return timing.Verdict(f"The fastest GLSL trainer of the benchmark at this size is {fastest['name']}: {v}",
+    return timing.Verdict(f"The GLSL trainer with the benchmark's lowest median epoch at this size is {fastest['name']}: {v}",
                           v.outcome)
 
 

@@ -179,26 +179,27 @@ EPOCHS = 0.25
 
 
 def epochs_margin_sentence(margin: float = EPOCHS) -> str:
-    """Why two trainers' epochs are called different only beyond `margin`, as a sentence."""
-    return (f"Two trainers' epochs are called different here only beyond {100 * margin:.3g} %: an epoch holds "
-            "Python's issue of every step, which depends on what else the CPU is doing and so moves from one run to "
-            "the next more than the GPU's work does.")
+    """Two trainers' epochs are called different only beyond `margin`, as a sentence: the rule and what an
+    epoch holds beyond the GPU's work, with no claim of how far it moved."""
+    return (f"Two trainers' epochs are called different here only beyond {100 * margin:.3g} %, a margin chosen wider than "
+            f"the series' default of {100 * timing.MARGIN:.3g} %: an epoch also holds Python's issue of every step, "
+            "which whatever else the CPU is doing can slow.")
 
 
 def record_pairs_note(pairs: dict, margin: float = EPOCHS) -> str:
     """A sentence after verdicts on a benchmark record's epochs (pairs: {label: (Timing, Timing)}): they were
-    judged by timing.compare's margin, right for epochs taken in turn within one run; between runs an epoch
-    moves further (epochs_margin_sentence), so the pairs whose medians lie within `margin` are named as ones
-    another run of the benchmark could order differently."""
-    close = [label for label, (a, b) in pairs.items() if max(a.median, b.median) < (1 + margin) * min(a.median, b.median)]
+    judged by timing.compare's margin, right for epochs taken in turn within one run; the pairs whose medians
+    as printed lie within `margin`, the margin epochs_margin_sentence gives for epochs, are named as ones that
+    margin would call the same, so another run of the benchmark could order them differently."""
+    close = [label for label, (a, b) in pairs.items()
+             if timing.compare(a, b, margin) == timing.SAME]
     head = (f"These verdicts read one run of the benchmark, each pair of epochs taken in turn there, so they use the "
             f"{100 * timing.MARGIN:.3g} % margin of one run")
     if not close:
-        return f"{head}; every pair lies more than {100 * margin:.3g} % apart, beyond what an epoch moves between runs."
+        return f"{head}; every pair lies more than {100 * margin:.3g} % apart, beyond even the margin used above for epochs."
     named = findings.listed(close)
-    return (f"{head}; between runs an epoch moves by up to {100 * margin:.3g} % (above), so {named} "
-            f"{'lies' if len(close) == 1 else 'lie'} close enough for another run of the benchmark to order "
-            f"{'it' if len(close) == 1 else 'them'} differently.")
+    return (f"{head}; the {100 * margin:.3g} % margin used above for epochs would call {named} the same, so another run of "
+            f"the benchmark could order {'it' if len(close) == 1 else 'them'} differently.")
 
 
 def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict":
@@ -226,22 +227,27 @@ def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict
                           "no measurable cost")
 
 
-def barrier_wait(bare, loose, margin: float = NOISY) -> "timing.Verdict":
+def barrier_wait(bare, loose, issue=None, margin: float = NOISY) -> "timing.Verdict":
     """The same dispatches with barriers (bare) and without (loose, wrong results): two Timings a step,
-    measured interleaved. The share of a step spent waiting at the barriers is not a part beside the
-    kernels' share of step_account (profile.py): the wait is inside the kernels' times measured one by one,
-    and the sentence says so, so the two shares are not read as parts of one whole. Outcomes: "barriers
-    cost", "same within noise", or "no barrier cost" where the dispatches without barriers took longer beyond
-    the noise."""
+    measured interleaved; issue: Python's time to issue those dispatches a step, where known. The share of a
+    step spent waiting at the barriers is not a part beside the kernels' share of step_account (profile.py):
+    the wait is inside the kernels' times measured one by one, and the sentence says so, so the two shares
+    are not read as parts of one whole. Where the stream without barriers is not beyond Python's issue time,
+    Python set its pace and the GPU's own time without barriers was not measured: the share is then a lower
+    bound, and the sentence says "at least". Outcomes: "barriers cost", "same within noise", or "no barrier
+    cost" where the dispatches without barriers took longer beyond the noise."""
     head = f"without the barriers the same dispatches take {loose.text()} a step instead of {bare.text()}: "
     outcome = timing.compare(loose, bare, margin)
     if outcome == timing.A_FASTER:
         wait = f"{timing.times(100 * (1 - timing.ratio(loose, bare)), 0)} %"      # of the medians as printed
+        paced = issue is not None and timing.compare(issue, loose, margin) != timing.A_FASTER
+        if paced:
+            head = (f"{head[:-2]}, no longer than Python takes to issue them ({issue.text()}): Python set that pace, so "
+                    "the GPU's own time without barriers is at most that, and at least ")
         return timing.Verdict(head + f"{wait} of a step is waiting at the barriers, where the next dispatch may not "
                               "begin until the last one has drained. That wait lies inside the kernels' own times "
                               "(each timed alone with its barrier, its drain included), so this share overlaps "
-                              "theirs instead of adding to it; fewer dependent dispatches shorten it, faster "
-                              "arithmetic does not", "barriers cost")
+                              "theirs instead of adding to it; fewer dependent dispatches shorten it", "barriers cost")
     if outcome == timing.B_FASTER:
         return timing.Verdict(head + "longer than with them, beyond the noise, so the barriers cost nothing we can "
                               "measure here and something else set the step's time", "no barrier cost")
