@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import threading
 import time
+from decimal import Decimal
 
 from . import timing
 
@@ -119,21 +120,39 @@ class FrequencyLog:
         return min(near, key=lambda s: (abs(s[0] - middle), s[0]))[column]
 
 
-def account(loop, steady, clock_ratio: float | None, margin: float = 0.15) -> str:
+def mhz_text(mhz: float) -> str:
+    """A clock in MHz as the notebooks print it: a whole number, '518' (517.5 MHz)."""
+    return f"{mhz:.0f}"
+
+
+def clock_ratio(fast_mhz: float | None, slow_mhz: float | None) -> Decimal | None:
+    """fast_mhz / slow_mhz from the two clocks as mhz_text prints them, exactly: the ratio a reader gets by
+    dividing the printed figures (1980 MHz against 517.5, printed 518, is 3.82, where the unrounded clocks
+    give 3.83). None where either clock was not sampled."""
+    if fast_mhz is None or slow_mhz is None:
+        return None
+    return Decimal(mhz_text(fast_mhz)) / Decimal(mhz_text(slow_mhz))
+
+
+def account(loop, steady, clock_ratio: float | Decimal | None, margin: float = 0.15) -> str:
     """The training loop's epochs against back-to-back ones, and the SM clock of each, as one sentence for
     this run. loop, steady: Timings of the two kinds of epoch; clock_ratio: the back-to-back epochs' clock /
-    the loop's (None where the clock was not sampled). The clock is named as lower only beyond `margin`, with
+    the loop's (None where the clock was not sampled), best from the clocks as printed (the function
+    clock_ratio), so that the ratio printed matches the printed clocks. The clock is named as lower only beyond `margin`, with
     what that can do (a kernel's time grows at most with 1/clock). It judges nothing: on one H100 the loop's
     epochs were 1.6× to 2.95× the back-to-back median in five runs of notebook 05, one of them with bands that
     overlapped, and the GPU clocked down 3.7× in one run and not at all in the next, so any verdict on a
     gap or on the clock flipped between runs; the sentence says that these figures hold for this run only."""
     head = (f"the training loop's epochs took {loop.text()} against {steady.text()} back to back, "
             f"{timing.times(timing.ratio(loop, steady))}× the back-to-back median")
+    limit = 1 + Decimal(str(margin))   # judged exactly, on the ratio as given (the printed clocks': clock_ratio)
+    exact = None if clock_ratio is None else (clock_ratio if isinstance(clock_ratio, Decimal) else
+                                              Decimal(repr(float(clock_ratio))))
     if clock_ratio is None:
         clock = ""
-    elif clock_ratio >= 1 + margin:
-        clock = f", at a clock {clock_ratio:.2f}× lower, which can stretch a kernel by as much"
-    elif clock_ratio > 1 / (1 + margin):
+    elif exact >= limit:
+        clock = f", at a clock {timing.times(clock_ratio)}× lower, which can stretch a kernel by as much"
+    elif exact > 1 / limit:
         words = clock_words(clock_ratio)
         clock = (", at the same clock" if words == "the same clock" else
                  f", at about the same clock ({words.removeprefix('a clock ')}, within the {100 * margin:.3g} % we "
@@ -148,8 +167,8 @@ def clock_words(clock_ratio: float) -> str:
     """The slower epochs' clock against the faster ones', from clock_ratio = the fast epochs' clock / the slow
     ones': 'a clock 1.18× higher' (ratio 0.85), 'a clock 1.10× lower' (ratio 1.10), 'the same clock' where
     either way it rounds to 1.00×."""
-    if f"{clock_ratio:.2f}" == "1.00" or f"{1 / clock_ratio:.2f}" == "1.00":
+    if timing.times(clock_ratio) == "1.00" or timing.times(1 / clock_ratio) == "1.00":
         return "the same clock"
     if clock_ratio > 1:
-        return f"a clock {clock_ratio:.2f}× lower"
-    return f"a clock {1 / clock_ratio:.2f}× higher"
+        return f"a clock {timing.times(clock_ratio)}× lower"
+    return f"a clock {timing.times(1 / clock_ratio)}× higher"

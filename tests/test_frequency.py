@@ -4,6 +4,7 @@ and the epoch windows (started, ended) that Trainer.train records for it."""
 import shutil
 import stat
 import time
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -186,3 +187,32 @@ def test_account_ratio_is_the_printed_medians():
     loop, steady = (timing.Timing(tuple(m * (1 + 0.01 * k) for k in (-1, -0.5, 0, 0.5, 1))) for m in (20.16e-3, 19.7e-3))
     assert loop.text().startswith("20.2 ms") and steady.text().startswith("19.7 ms")
     assert "1.03× the back-to-back median" in account(loop, steady, None)
+
+
+@pytest.mark.parametrize("fast, slow, printed, ratio", [
+    (1980.0, 517.5, "518", "3.82"),   # 1980 / 518 = 3.822; the unrounded 1980 / 517.5 = 3.826 would print 3.83
+    (1980.0, 518.4, "518", "3.82"),   # the same printed figures, the same ratio
+    (1980.0, 540.0, "540", "3.67"),   # rounding changes nothing here
+])
+def test_clock_ratio_is_the_one_of_the_printed_clocks(fast, slow, printed, ratio):
+    from helpers import frequency
+    assert frequency.mhz_text(slow) == printed
+    r = frequency.clock_ratio(fast, slow)
+    assert r == Decimal(frequency.mhz_text(fast)) / Decimal(printed)
+    text = account(_epochs(50.0), _epochs(20.0), r)
+    assert f", at a clock {ratio}× lower, which can stretch a kernel by as much;" in text
+
+
+def test_clock_ratio_of_an_unsampled_clock_is_none():
+    from helpers import frequency
+    assert frequency.clock_ratio(None, 518.0) is None and frequency.clock_ratio(1980.0, None) is None
+
+
+@pytest.mark.parametrize("fast, slow, words", [
+    (1150.0, 1000.4, "a clock 1.15× lower, which can stretch"),       # printed 1150 / 1000: at the 15 % margin
+    (1140.0, 1000.4, "about the same clock (1.14× lower, within the 15 %")])
+def test_account_judges_the_margin_on_the_printed_clocks(fast, slow, words):
+    """15 % margin, a clock named lower from 1.15× on: 1150 against 1000.4 MHz, printed as 1000, is exactly 1.15
+    (the unrounded 1.1495 would have been within the margin); 1140 against it is 1.14, within."""
+    from helpers import frequency
+    assert words in account(_epochs(50.0), _epochs(20.0), frequency.clock_ratio(fast, slow))

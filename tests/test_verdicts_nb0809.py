@@ -290,6 +290,37 @@ def test_floor_against_estimate_rounds_an_exact_half_up():
     assert "= 1.28 ms of fixed cost" in said and "the floor is 1.13× the count" in said
 
 
+def _empty(median_us, low_us, high_us):
+    """An empty dispatch's Timing whose median and 20-80 % band are the given figures."""
+    return timing.Timing.from_row({"us": median_us, "us_low": low_us, "us_high": high_us}, "us", 1e6)
+
+
+@pytest.mark.parametrize("floor_ms, outcome, words", [
+    (2.46, _profile.FLOOR_AGREES, ": 1.05× the count, within the count's band, so the two agree within the noise"),
+    (2.72, _profile.FLOOR_AGREES, ": 1.16× the count, within the count's band, so the two agree within the noise"),
+    (2.80, _profile.FLOOR_ABOVE, ": the floor is 1.20× the count, above the count's band; an epoch's empty"),
+    (2.30, _profile.FLOOR_BELOW, ": the floor is 1.02× below the count, below the count's band; an epoch's empty")])
+def test_floor_against_estimate_carries_the_empty_dispatchs_band_to_the_count(floor_ms, outcome, words):
+    """Notebook 08's committed run: an empty dispatch of 2.49 µs (2.48–2.9), 469 steps of 2 dispatches: the
+    count is 2.34 ms, its band 469 × 2 × 2.48 = 2.33 ms to 469 × 2 × 2.9 = 2.72 ms. A floor of 2.46 ms lies
+    within it: the two agree within the noise (the count alone once gave 'the floor is 1.05× the count'); a
+    floor outside the band gets its direction."""
+    said = _profile.floor_against_estimate(T(floor_ms * 1e3), 469, 2, _empty(2.49, 2.48, 2.9), "GPU timer query")
+    assert said.outcome == outcome and words in said
+    assert said.startswith("Counted from one empty dispatch timed by GPU timer query, 469 steps × 2 × 2.49 µs = "
+                           "2.34 ms of fixed cost (2.33–2.72 ms from the empty dispatch's 20–80 % band, "
+                           "2.48–2.9 µs); the floor")
+    assert ("cost more than" in said) == (outcome == _profile.FLOOR_ABOVE)
+    assert ("cost less than" in said) == (outcome == _profile.FLOOR_BELOW)
+
+
+def test_floor_against_estimate_with_a_median_alone_has_no_band():
+    """A caller that passes the empty dispatch's median (seconds), not its Timing, gets the count alone."""
+    said = _profile.floor_against_estimate(T(2460), 469, 2, 2.49e-6, "GPU timer query")
+    assert "20–80 % band, 2." not in said and said.outcome == _profile.FLOOR_ABOVE
+    assert ": the floor is 1.05× the count; an epoch's empty dispatches" in said
+
+
 # --- notebook 08: ratios and shares beside their figures are the quotients of the printed figures -------------
 
 def test_epochs_table_ratio_is_the_one_of_its_printed_figures():

@@ -286,10 +286,11 @@ def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
     """A step (seconds, in a stream) as parts that add up to it: the kernels' arithmetic (each kernel beyond
     an empty dispatch), the fixed cost of its dispatches and barriers (fixed: empty x dispatches), and the
     rest, step - kernel_total: positive, the GPU idle or waiting between dispatches; negative, the kernels
-    timed one by one overlap in a step (one's start hides under the previous one's tail)."""
+    timed one by one overlap in a step (one's start hides under the previous one's tail). Seconds as floats,
+    or as exact Decimals (step_account passes the figures as printed)."""
     if step <= 0:
         raise ValueError(f"a step takes a positive time, got step={step}")
-    work = max(kernel_total - fixed, 0.0)
+    work = max(kernel_total - fixed, kernel_total * 0)   # a zero of the figures' own type: floats or Decimals
     return {"arithmetic": work, "fixed": kernel_total - work, "rest": step - kernel_total}
 
 
@@ -340,10 +341,15 @@ def step_account(profile: dict, what: str = "a step") -> str:
     drain, the last work groups finishing while the rest of the GPU waits), the fixed cost of its dispatches
     and barriers and the rest (idle or overlap); what Python spends issuing it, call by call; and pace(): the
     GPU's dispatches alone against Python's issue time, which side is the slower in this run (a sentence, not
-    a verdict: see pace)."""
-    fixed = profile["empty"] * profile["dispatches_per_step"]
-    step = profile["step"]
-    parts = step_shares(step, profile["kernel_total"], fixed)
+    a verdict: see pace).
+
+    The shares are taken from the figures as the sentences print them (step_figures): the step's median, the
+    kernels' printed medians added up (the figure pace prints) and the empty dispatch's printed median times
+    the dispatches (printed in the first sentence), so a reader who divides them gets the printed percents,
+    which the medians of per-round sums (profile["kernel_total"]) need not give."""
+    step, kernels, empty = step_figures(profile)
+    n = profile["dispatches_per_step"]
+    parts = step_shares(step, kernels, empty * n)
     shares = {k: v / step for k, v in parts.items()}
     percents = whole_percents(shares)            # printed, they add up to exactly 100
     rest = parts["rest"]
@@ -353,8 +359,8 @@ def step_account(profile: dict, what: str = "a step") -> str:
     note = rounding_note(shares, percents)
     where = (f"{what[0].upper()}{what[1:]} in a stream of {profile['stream_steps']} takes "
              f"{profile['step_timing'].text()}: the kernels beyond an empty dispatch, their drain included, "
-             f"{percents['arithmetic']} %, the fixed cost of {profile['dispatches_per_step']} dispatches "
-             f"and barriers {percents['fixed']} %, {rest_words}{note}.")
+             f"{percents['arithmetic']} %, the fixed cost of {n} dispatches and barriers ({n} × "
+             f"{_figure(empty)}, an empty dispatch's median) {percents['fixed']} %, {rest_words}{note}.")
     issue = profile["issue_timing"]
     calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
                       for name, c in profile["calls"].items() if c["calls"])
@@ -365,6 +371,23 @@ def step_account(profile: dict, what: str = "a step") -> str:
                   "no time around those calls that the printed figures can show." if left == 0 else
                   f"nothing measurable around them (the calls timed one by one add up to {around[1:]} more)."))
     return f"{where} {issuing} {pace(kernels_timing(profile), issue, list(profile['kernel_timing'].values()))}"
+
+
+def step_figures(profile: dict) -> tuple:
+    """(step, kernels, empty) of profile_step's profile in seconds, exact Decimals of the figures as printed:
+    the step's median as profile["step_timing"].text() prints it, the kernels' medians as their text() prints
+    them added up (added_up, the figure pace prints), and one empty dispatch's median as
+    profile["empty_timing"].text() prints it (a profile without it: its "empty" median, at three figures)."""
+    empty = profile.get("empty_timing") or timing.Timing((profile["empty"],))
+    kernels = added_up(list(profile["kernel_timing"].values()))
+    return (timing.shown_exactly(profile["step_timing"]), timing.seconds_exactly(*kernels.split()),
+            timing.shown_exactly(empty))
+
+
+def _figure(seconds: Decimal) -> str:
+    """An exact figure in seconds (a Decimal of a printed one) printed again as it was: '2.49 µs'."""
+    scale, unit = timing._unit(float(seconds), "auto")
+    return f"{(seconds * Decimal(str(scale))).normalize() + 0:f} {unit}"
 
 
 def around_the_calls(issue: timing.Timing, calls: list) -> str:
@@ -464,29 +487,62 @@ def fixed_cost(steps: int, dispatches: int, empty: float) -> tuple[float, str]:
 WIDE_BAND = 0.20   # a floor's 20-80 % band wider than this share of its median is called wide
 
 
-def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, empty: float, clock: str,
-                           what: str = "") -> str:
+FLOOR_ABOVE, FLOOR_BELOW, FLOOR_AGREES = "floor above the count", "floor below the count", "agree"   # outcomes
+
+
+def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, empty, clock: str,
+                           what: str = "") -> timing.Verdict:
     """An epoch's fixed cost twice, side by side: counted (steps x dispatches x one empty dispatch with its
     barrier, timed by `clock` in a stream of copies) and measured (the floor: an epoch of the same empty
-    dispatches, wall clock), with the ratio of the two. No verdict: two ways of measuring one cost. `what`
-    (e.g. "the fused trainer") leads the sentence. A floor whose 20-80 % band is wider than WIDE_BAND of its
-    median gets one more sentence: its median, and so the ratio, can move from one run to the next."""
-    estimate, count = fixed_cost(steps, dispatches, empty)
+    dispatches, wall clock), with the ratio of the two. `empty`: the empty dispatch as a timing.Timing
+    (profile_step's profile["empty_timing"]), whose 20-80 % band is carried through to the count (steps x
+    dispatches x its low and high, as printed), or its median in seconds (no band: the count is one figure).
+    Three outcomes (a timing.Verdict): FLOOR_AGREES where the floor's printed median lies within the count's
+    band, or the ratio prints as 1.00 ("agree within the noise we measured" / "to within 1 %"); otherwise
+    FLOOR_ABOVE or FLOOR_BELOW, the direction and the ratio of the printed figures. `what` (e.g. "the fused
+    trainer") leads the sentence. A floor whose 20-80 % band is wider than WIDE_BAND of its median gets one
+    more sentence: its median, and so the ratio, can move from one run to the next."""
+    band = isinstance(empty, timing.Timing)
+    median = empty.median if band else float(empty)
+    estimate, count = fixed_cost(steps, dispatches, median)
     lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
-    head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost; the floor, an epoch of the "
-            f"same empty dispatches timed by wall clock, is {floor.text()}")
-    ratio = (timing.seconds_exactly(*floor.text().split()[:2])                 # printed / printed, exactly
-             / timing.seconds_exactly(*seconds_text(estimate).split()))
+    floor_s = timing.seconds_exactly(*floor.text().split()[:2])                # as printed, exactly
+    count_s = timing.seconds_exactly(*seconds_text(estimate).split())
+    within = ""
+    if band and empty.low != empty.high:
+        low, high = (printed_seconds(empty.low), printed_seconds(empty.high))
+        count_low, count_high = (seconds_text(steps * dispatches * x) for x in (low, high))
+        within = (f" ({_span(count_low, count_high)} from the empty dispatch's 20–80 % band, "
+                  f"{_span(seconds_text(low), seconds_text(high))})")
+        inside = timing.seconds_exactly(*count_low.split()) <= floor_s <= timing.seconds_exactly(*count_high.split())
+    else:
+        inside = False
+    head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost{within}; the floor, an epoch "
+            f"of the same empty dispatches timed by wall clock, is {floor.text()}")
+    ratio = floor_s / count_s                                                   # printed / printed, exactly
     wide = (f" The floor's 20–80 % band is {100 * floor.noise:.0f} % of its median wide, so its median, and this "
             "ratio, can move from one run to the next." if floor.noise > WIDE_BAND else "")
+    if inside:
+        return timing.Verdict(f"{head}: {timing.times(ratio)}× the count, within the count's band, so the two agree "
+                              f"within the noise we measured.{wide}", FLOOR_AGREES)
     if timing.times(ratio) == "1.00":
-        return f"{head}: the two agree to within 1 %.{wide}"
+        return timing.Verdict(f"{head}: the two agree to within 1 %.{wide}", FLOOR_AGREES)
     if ratio > 1:
-        return (f"{head}: the floor is {timing.times(ratio)}× the count; an epoch's empty dispatches, timed whole with "
-                "Python's issue of every call and the wait for the last, cost more than copies of one timed in a "
-                f"stream, here.{wide}")
-    return (f"{head}: the floor is {timing.times(1 / ratio)}× below the count; an epoch's empty dispatches cost less "
-            f"than copies of one timed in a stream, here.{wide}")
+        beyond = ", above the count's band" if within else ""
+        return timing.Verdict(
+            f"{head}: the floor is {timing.times(ratio)}× the count{beyond}; an epoch's empty dispatches, timed whole "
+            "with Python's issue of every call and the wait for the last, cost more than copies of one timed in a "
+            f"stream, here.{wide}", FLOOR_ABOVE)
+    beyond = ", below the count's band" if within else ""
+    return timing.Verdict(
+        f"{head}: the floor is {timing.times(1 / ratio)}× below the count{beyond}; an epoch's empty dispatches cost "
+        f"less than copies of one timed in a stream, here.{wide}", FLOOR_BELOW)
+
+
+def _span(low: str, high: str) -> str:
+    """Two printed durations as a range: '2.33–2.72 ms', or '990 µs–1.01 ms' where their units differ."""
+    (a, unit_a), (b, unit_b) = low.split(), high.split()
+    return f"{a}–{b} {unit_a}" if unit_a == unit_b else f"{low}–{high}"
 
 
 def epoch_phases(trainer, profile: dict, epoch_seconds: float) -> dict:
