@@ -160,7 +160,8 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
     whole distributions under "timings" ({phase: timing.Timing}). upload and readback: wall clock around
     the call and a ctx.finish(); kernel: `clock` (GPU timer query where trustworthy); total: one wall-clock
     round of upload, dispatch, read and argmax; numpy: reference.forward + argmax on the same rows (float32).
-    X_float: the float32 rows NumPy uses when fwd is packed (X holds the packed words).
+    X_float: the float32 rows NumPy uses when fwd is packed (X holds the packed words). Each row names the
+    GPU's input under "input": "float32", or "uint8" for a packed fwd.
     """
     X_float = X if X_float is None else X_float
     biggest = min(len(X), fwd.capacity)
@@ -183,7 +184,7 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
         timings = {k: timing.Timing(tuple(v), clock.source if k == "kernel" else timing.WALL)
                    for k, v in samples.items()}
         rows.append({"batch": n, **{k: t.median for k, t in timings.items()}, "timings": timings,
-                     "clock": clock.source})
+                     "clock": clock.source, "input": "uint8" if fwd.packed else "float32"})
     return rows
 
 
@@ -291,12 +292,16 @@ def _lower(row: dict) -> str:
     return f"NumPy's median is {timing.times(Decimal(g) / n)}× lower"
 
 
-def crossover_sentence(rows: list[dict]) -> timing.Verdict:
+def crossover_sentence(rows: list[dict], given: str | None = None) -> timing.Verdict:
     """Where the GPU's total beats NumPy beyond the noise and HOST_MARGIN from that batch size on (GPU_FROM),
-    or that it does not from any batch size here (NUMPY_EVERYWHERE). The batch sizes where neither is ahead
+    or that it does not from any batch size here (NUMPY_EVERYWHERE), led by the GPU's input ('with float32
+    input to the GPU, '): `given`, else the rows' "input" (sweep() stores it), else float32; the uint8 path's
+    round trip is another comparison. The batch sizes where neither is ahead
     are each named once, in parentheses: those whose bands overlap as the same within the noise we measured,
     those whose bands part by less than HOST_MARGIN with which median is lower and by how much, and
     HOST_MARGIN once, with why it is that wide."""
+    given = given or (rows[0].get("input") if rows else None) or "float32"
+    lead = f"with {given} input to the GPU, "
     level = [r for r in rows if ahead(r) == timing.SAME]
     noisy = [r for r in level if timing.overlap(*_gpu_and_numpy(r))]
     close = [r for r in level if r not in noisy]
@@ -309,12 +314,12 @@ def crossover_sentence(rows: list[dict]) -> timing.Verdict:
     tail = f" ({'; '.join(said)})" if said else ""
     where = crossover(rows)
     if where:
-        return timing.Verdict(f"the GPU is ahead of NumPy from a batch of {where}{tail}", GPU_FROM)
+        return timing.Verdict(f"{lead}the GPU is ahead of NumPy from a batch of {where}{tail}", GPU_FROM)
     gpu_ahead = [r for r in rows if ahead(r) == timing.A_FASTER]
     if gpu_ahead:      # ahead somewhere, but not at every larger batch
-        return timing.Verdict(f"the GPU is ahead of NumPy at {_sizes(gpu_ahead)} images but at no batch size "
+        return timing.Verdict(f"{lead}the GPU is ahead of NumPy at {_sizes(gpu_ahead)} images but at no batch size "
                               f"from which it stays ahead{tail}", NUMPY_EVERYWHERE)
-    return timing.Verdict(f"NumPy is ahead or level at every batch size here{tail}", NUMPY_EVERYWHERE)
+    return timing.Verdict(f"{lead}NumPy is ahead or level at every batch size here{tail}", NUMPY_EVERYWHERE)
 
 
 def staging_upload_verdict(staged: timing.Timing, direct: timing.Timing) -> timing.Verdict:

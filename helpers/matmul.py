@@ -403,8 +403,8 @@ def splitk_verdict(timings: dict) -> timing.Verdict:
 
 
 def shuffle_verdict(shared: timing.Timing, shuffle: timing.Timing) -> timing.Verdict:
-    """matmul_6 with B read from shared memory (the default) against B passed by subgroupShuffle."""
-    v = timing.versus(shuffle, shared, "matmul_6 with subgroupShuffle", "matmul_6 reading shared memory")
+    """matmul_6 with B read from shared memory (the default) against B passed by subgroupShuffle (versus)."""
+    v = versus(shuffle, shared, "matmul_6 with subgroupShuffle", "matmul_6 reading shared memory")
     if v.outcome == timing.A_FASTER:
         return timing.Verdict(f"{v}: the shuffles win here.", v.outcome)
     why = (": a shuffle moves one float per instruction, a shared-memory vec4 read four, so sharing through "
@@ -420,28 +420,52 @@ def gflops_text(gflops: float) -> str:
     return timing._g(gflops, 3)
 
 
+RATIO_DIGITS = 3   # significant digits of a speed-up beside two timings in notebook 04's sentences: at two, a
+                   # quotient just beyond timing.MARGIN (148.9 against 156.9 µs, 1.054) printed as 1.1, a 10 % gap
+
+
+def faster_by(slow: timing.Timing, fast: timing.Timing, margin: float = timing.MARGIN) -> str:
+    """slow's printed median over fast's (timing.ratio) to RATIO_DIGITS significant digits, more where it takes
+    more to print a figure beyond 1 + margin (timing.times_beyond): 1.054 prints as 1.054, never as a 1.1 that
+    reads as a 10 % gap or a 1.05 that reads as within the 5 % margin; 1.16 as 1.16, 2 as 2."""
+    return timing.times_beyond(timing.ratio(slow, fast), margin, digits=RATIO_DIGITS)
+
+
+def versus(a: timing.Timing, b: timing.Timing, name_a: str, name_b: str, margin: float = timing.MARGIN
+           ) -> timing.Verdict:
+    """timing.versus (the same outcome, the same words), its ratio printed by faster_by: 'A (…) is 1.054×
+    faster than B (…)' where timing.versus's two digits would print 1.1×."""
+    v = timing.versus(a, b, name_a, name_b, margin)
+    if v.outcome == timing.SAME:
+        return v
+    (fast, fast_name), (slow, slow_name) = ((a, name_a), (b, name_b)) if v.outcome == timing.A_FASTER else \
+        ((b, name_b), (a, name_a))
+    return timing.Verdict(f"{fast_name} ({fast.text()}) is {faster_by(slow, fast, margin)}× faster than {slow_name} "
+                          f"({slow.text()})", v.outcome)
+
+
 def rung_verdict(rung: str, before: str, n: int, t_rung: timing.Timing, t_before: timing.Timing) -> timing.Verdict:
-    """One rung against the one it builds on at n³, from their timings."""
-    v = timing.versus(t_rung, t_before, rung, before)
+    """One rung against the one it builds on at n³, from their timings (versus: the ratio to three digits)."""
+    v = versus(t_rung, t_before, rung, before)
     return timing.Verdict(f"At {n}³ {v}.", v.outcome)
 
 
 def against(base_name: str, base: timing.Timing, others: dict, margin: float = timing.MARGIN
             ) -> tuple[dict, str]:
     """Several kernels set against one, its time named once: others {name: Timing}. Returns ({name: the
-    timing.Verdict of timing.versus(other, base), with compare()'s outcome, to record}, one sentence):
-    'against matmul_6 (468 µs (…)), matmul_9's loop alone (412 µs (…)) is 1.1× faster and matmul_9 as
-    committed (402 µs (…)) is 1.2× faster', each one on its side: 'N× faster', 'N× slower', or where compare()
-    calls them the same, timing.the_same's reason: 'the same within the noise we measured' where the bands
-    overlap, 'N× apart, within the 5 % we call the same' where they do not."""
+    timing.Verdict of versus(other, base), with compare()'s outcome, to record}, one sentence):
+    'against matmul_6 (468 µs (…)), matmul_9's loop alone (412 µs (…)) is 1.14× faster and matmul_9 as
+    committed (402 µs (…)) is 1.16× faster', each one on its side: 'N× faster', 'N× slower' (faster_by's
+    digits), or where compare() calls them the same, timing.the_same's reason: 'the same within the noise we
+    measured' where the bands overlap, 'N× apart, within the 5 % we call the same' where they do not."""
     verdicts, said, level = {}, [], []
     for name, t in others.items():
-        v = timing.versus(t, base, name, base_name, margin)
+        v = versus(t, base, name, base_name, margin)
         verdicts[name] = v
         if v.outcome == timing.A_FASTER:
-            how = f"{timing.times(timing.ratio(base, t), digits=2)}× faster"
+            how = f"{faster_by(base, t, margin)}× faster"
         elif v.outcome == timing.B_FASTER:
-            how = f"{timing.times(timing.ratio(t, base), digits=2)}× slower"
+            how = f"{faster_by(t, base, margin)}× slower"
         else:
             how = timing.the_same(t, base, margin)
         if how == timing.SAME_WITHIN_NOISE:      # said once for all of them, where the first of them stands
@@ -494,12 +518,12 @@ def occupancy_verdict(held_base: int, held_deep: int, held_padded: int) -> timin
 def blocks_verdict(rung: str, n: int, t_file: timing.Timing, t_top: timing.Timing, file_blocks: str,
                    top_blocks: str, groups_file: int, groups_top: int, sms: int | None) -> timing.Verdict:
     """A rung with its file's blocks against top_rung's blocks for n³, with compare()'s outcome: the
-    sentence of timing.versus, then the work groups each makes and the SMs (sms; None where the driver gives
+    sentence of versus, then the work groups each makes and the SMs (sms; None where the driver gives
     no count). Where top_rung's blocks are faster and the file's give fewer groups than SMs, it says that
     this leaves SMs idle; otherwise it states the counts without a cause."""
     def made(count):
         return f"{count} work group{'' if count == 1 else 's'}"
-    v = timing.versus(t_top, t_file, f"{rung} with top_rung's {top_blocks}", f"{rung} with its file's {file_blocks}")
+    v = versus(t_top, t_file, f"{rung} with top_rung's {top_blocks}", f"{rung} with its file's {file_blocks}")
     top = f"top_rung, which picks the benchmark's blocks by the size of C, gives {top_blocks} at {n}³: {made(groups_top)}"
     if v.outcome == timing.A_FASTER and sms and groups_file < sms:
         why = (f": the file's {file_blocks} give only {made(groups_file)} at {n}³ for this GPU's {sms} SMs, so "

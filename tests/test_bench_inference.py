@@ -193,3 +193,89 @@ def test_record_round_trips_quote_the_committed_table():
             quoted += 1
     assert quoted >= 2
     assert "these are the record's verdicts, not this run's" in said
+
+
+# --- section 4's fresh buffers against reused ones (reuse_verdicts) ---------------------------------------
+
+def _pair_rows(reused, fresh, spread=0.01, banded=True, reused_what="upload float32 into existing buffer",
+               fresh_what="upload float32 into a fresh buffer"):
+    def row(what, seconds):
+        r = {"what": what, "seconds": seconds, "clock": "wall clock around ctx.finish()", "images": 10_000}
+        if banded:
+            r.update(seconds_low=seconds * (1 - spread), seconds_high=seconds * (1 + spread))
+        return r
+    return [row(reused_what, reused), row(fresh_what, fresh)]
+
+
+@pytest.mark.parametrize("reused, fresh, outcome, words", [
+    (2.14e-3, 6.2e-3, "A faster", "is 2.9× faster than making a fresh buffer of them"),     # reused faster
+    (6.2e-3, 2.14e-3, "B faster", "making a fresh buffer of them (2.14 ms"),               # fresh faster
+    (2.14e-3, 2.16e-3, "same within noise", "are the same within the noise we measured"),  # bands overlap
+    (2.14e-3, 2.22e-3, "same within noise", "1.04× apart, within the 5 % we call the same")])  # apart, inside 5 %
+def test_reuse_verdicts_on_every_side(reused, fresh, outcome, words):
+    (key, v), = bench_inference.reuse_verdicts(_pair_rows(reused, fresh)).items()
+    assert key == "upload" and v.outcome == outcome and words in v
+    assert v.startswith("for 10,000 images, taken in turn by wall clock around ctx.finish(), ")
+    assert "writing the float32 images into the existing buffer (" in v and "making a fresh buffer of them (" in v
+    assert ("reusing the buffer pays here" in v) == (outcome == "A faster")
+    assert ("the fresh one is faster here" in v) == (outcome == "B faster")
+    assert ("neither costs nor saves" in v) == (outcome == "same within noise")
+
+
+def test_reuse_verdicts_without_bands_do_not_judge():
+    rows = _pair_rows(2.14e-3, 6.2e-3, banded=False)
+    (v,) = bench_inference.reuse_verdicts(rows).values()
+    assert v.outcome == bench_inference.NOT_JUDGED and "cannot be judged" in v
+    assert "faster" not in v and "the same" not in v
+    assert "2.14 ms (no spread recorded)" in v and "6.2 ms (no spread recorded)" in v
+    half = [dict(rows[0], seconds_low=2.1e-3, seconds_high=2.2e-3), rows[1]]       # one row banded is not enough
+    assert bench_inference.reuse_verdicts(half)["upload"].outcome == bench_inference.NOT_JUDGED
+
+
+def test_reuse_verdicts_name_the_readback_and_skip_missing_rows():
+    rows = _pair_rows(42.6e-6, 43.8e-6, spread=0.005, reused_what="readback into a preallocated array",
+                      fresh_what="readback into a new array")
+    said = bench_inference.reuse_verdicts(rows)
+    assert list(said) == ["readback"]
+    assert "reading the logits into the preallocated array (42.6 µs" in said["readback"]
+    assert "reusing the array neither costs nor saves here" in said["readback"]
+    assert bench_inference.reuse_verdicts(rows[:1]) == {}
+    assert bench_inference.reuse_verdicts([dict(rows[0], seconds=None), rows[1]]) == {}
+
+
+def test_reuse_verdicts_read_the_committed_record():
+    if not SAVED.is_file():
+        pytest.skip("no committed benchmark")
+    said = bench_inference.reuse_verdicts(json.loads(SAVED.read_text())["benches"]["inference"])
+    assert set(said) == {"upload", "readback"} and all("taken in turn" in v for v in said.values())
+
+
+def test_measure_takes_each_fresh_and_reused_pair_in_turn(ctx, rng, monkeypatch):
+    """reuse_verdicts says 'taken in turn': measure() must time both rows of each pair in one interleaved group."""
+    groups = []
+    interleaved = bench_inference.timing.measure_interleaved
+
+    def recording(samples, *args, **kwargs):
+        groups.append(set(samples))
+        return interleaved(samples, *args, **kwargs)
+    monkeypatch.setattr(bench_inference.timing, "measure_interleaved", recording)
+    images = rng.integers(0, 256, (16, 28, 28), dtype=np.uint8)
+    bench_inference.measure(ctx, reference.init_params(seed=0), images, repeat=1)
+    for _, reused, fresh, *_ in bench_inference.REUSE_PAIRS:
+        assert any({reused, fresh} <= group for group in groups), (reused, fresh, groups)
+
+
+def test_sweep_rows_name_the_gpu_input(ctx, rng):
+    from helpers import data, inference, timing
+    params = reference.init_params(seed=0)
+    images = rng.integers(0, 256, (4, 28, 28), dtype=np.uint8)
+    X = data.normalise(images)
+    clock = timing.Clock(ctx)
+    for packed, kind, given in ((False, "float32", X), (True, "uint8", data.pack_images(images))):
+        fwd = inference.BatchedForward(ctx, params, 4, packed=packed)
+        try:
+            rows = inference.sweep(fwd, given, [1, 4], clock, params, X_float=X, repeat=1)
+        finally:
+            fwd.release()
+        assert [r["input"] for r in rows] == [kind, kind]
+        assert inference.crossover_sentence(rows).startswith(f"with {kind} input to the GPU, ")

@@ -158,10 +158,10 @@ def test_crossover_level_rows_say_noise_only_where_the_bands_overlap(numpy, nois
     v = inference.crossover_sentence([sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, numpy)])
     assert v.outcome == inference.NUMPY_EVERYWHERE
     if noise:
-        assert v == ("NumPy is ahead or level at every batch size here (at 10 images the two are the same within "
+        assert v == ("with float32 input to the GPU, NumPy is ahead or level at every batch size here (at 10 images the two are the same within "
                      "the noise we measured)")
     else:
-        assert v == f"NumPy is ahead or level at every batch size here (at 10 images the GPU's median is 1.25× lower, {MARGIN_WORDS})"
+        assert v == f"with float32 input to the GPU, NumPy is ahead or level at every batch size here (at 10 images the GPU's median is 1.25× lower, {MARGIN_WORDS})"
 
 
 def _each_once(v, *figures):
@@ -172,7 +172,7 @@ def _each_once(v, *figures):
 def test_crossover_names_both_kinds_of_level_rows():
     v = inference.crossover_sentence([sweep_row(10, 2.0, 2.01), sweep_row(100, 2.0, 2.5), sweep_row(1000, 2.0, 9.0)])
     assert v.outcome == inference.GPU_FROM
-    assert v == ("the GPU is ahead of NumPy from a batch of 1000 (at 10 images the two are the same within the noise "
+    assert v == ("with float32 input to the GPU, the GPU is ahead of NumPy from a batch of 1000 (at 10 images the two are the same within the noise "
                  f"we measured; at 100 images the GPU's median is 1.25× lower, {MARGIN_WORDS})")
     _each_once(v, "at 10 images", "at 100 images", "50 %")
 
@@ -181,7 +181,7 @@ def test_crossover_two_level_rows_in_the_overlap_name_each_batch_once():
     rows = [sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, 2.01), sweep_row(100, 2.0, 1.99), sweep_row(1000, 2.0, 9.0)]
     v = inference.crossover_sentence(rows)
     assert v.outcome == inference.GPU_FROM
-    assert v == ("the GPU is ahead of NumPy from a batch of 1000 (at 10 and 100 images the two are the same within "
+    assert v == ("with float32 input to the GPU, the GPU is ahead of NumPy from a batch of 1000 (at 10 and 100 images the two are the same within "
                  "the noise we measured)")
     assert "50 %" not in v and "lower" not in v
 
@@ -191,7 +191,7 @@ def test_crossover_two_level_rows_apart_name_each_batch_and_the_margin_once():
     rows = [sweep_row(1, 0.4, 0.05), sweep_row(1000, 2.0, 2.2), sweep_row(10000, 4.37, 5.29)]
     v = inference.crossover_sentence(rows)
     assert v.outcome == inference.NUMPY_EVERYWHERE
-    assert v == ("NumPy is ahead or level at every batch size here (at 1000 images the GPU's median is 1.10× lower "
+    assert v == ("with float32 input to the GPU, NumPy is ahead or level at every batch size here (at 1000 images the GPU's median is 1.10× lower "
                  f"and at 10000 images the GPU's median is 1.21× lower, each {MARGIN_WORDS})")
     assert f"{5.29 / 4.37:.2f}" == "1.21" and f"{2.2 / 2.0:.2f}" == "1.10"      # the printed ratios are the medians'
     _each_once(v, "at 1000 images", "at 10000 images", "50 %")
@@ -201,7 +201,7 @@ def test_crossover_level_rows_of_both_kinds_and_either_side_lower():
     rows = [sweep_row(1, 2.0, 2.01), sweep_row(10, 2.0, 1.99), sweep_row(100, 2.0, 1.5), sweep_row(1000, 2.0, 2.6)]
     v = inference.crossover_sentence(rows)
     assert v.outcome == inference.NUMPY_EVERYWHERE
-    assert v == ("NumPy is ahead or level at every batch size here (at 1 and 10 images the two are the same within "
+    assert v == ("with float32 input to the GPU, NumPy is ahead or level at every batch size here (at 1 and 10 images the two are the same within "
                  "the noise we measured; at 100 images NumPy's median is 1.33× lower and at 1000 images the GPU's "
                  f"median is 1.30× lower, each {MARGIN_WORDS})")
     _each_once(v, "at 1 and 10 images", "at 100 images", "at 1000 images", "50 %")
@@ -209,16 +209,16 @@ def test_crossover_level_rows_of_both_kinds_and_either_side_lower():
 
 def test_crossover_without_level_rows_has_no_parenthesis():
     numpy = inference.crossover_sentence([sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, 0.5)])
-    assert numpy == "NumPy is ahead or level at every batch size here" and numpy.outcome == inference.NUMPY_EVERYWHERE
+    assert numpy == "with float32 input to the GPU, NumPy is ahead or level at every batch size here" and numpy.outcome == inference.NUMPY_EVERYWHERE
     gpu = inference.crossover_sentence([sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, 9.0)])
-    assert gpu == "the GPU is ahead of NumPy from a batch of 10" and gpu.outcome == inference.GPU_FROM
+    assert gpu == "with float32 input to the GPU, the GPU is ahead of NumPy from a batch of 10" and gpu.outcome == inference.GPU_FROM
 
 
 def test_crossover_gpu_ahead_but_not_at_every_larger_batch_does_not_say_numpy_everywhere():
     rows = [sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, 9.0), sweep_row(100, 2.0, 2.01)]
     v = inference.crossover_sentence(rows)
     assert v.outcome == inference.NUMPY_EVERYWHERE and "NumPy is ahead or level" not in v
-    assert v == ("the GPU is ahead of NumPy at 10 images but at no batch size from which it stays ahead (at 100 "
+    assert v == ("with float32 input to the GPU, the GPU is ahead of NumPy at 10 images but at no batch size from which it stays ahead (at 100 "
                  "images the two are the same within the noise we measured)")
 
 
@@ -264,7 +264,7 @@ def test_cublas_share_notes_both_kinds():
     from helpers.bench import matmul as bench_matmul
 
     def row(impl, n, seconds):
-        return {"impl": impl, "size": n, "seconds": seconds, "gflops": 2 * n ** 3 / seconds / 1e9}
+        return _banded({"impl": impl, "size": n, "seconds": seconds, "gflops": 2 * n ** 3 / seconds / 1e9})
     rows = [row("cuBLAS fp32 (torch, TF32 off)", 256, 20e-6), row("matmul_1_naive", 256, 14e-6),
             row("cuBLAS fp32 (torch, TF32 off)", 512, 15e-6), row("matmul_8_splitk", 512, 12e-6),
             row("matmul_2_tiled", 512, 20e-6),
@@ -324,8 +324,13 @@ def test_sweep_table_faster_column_on_all_three_sides():
     assert [line.split()[-1] for line in table.splitlines()[1:4]] == ["NumPy", "same", "GPU"]
 
 
+def _banded(row, spread=0.01):
+    """A benchmark row with a 20–80 % band of ±spread around its median (seconds_low, seconds_high)."""
+    return dict(row, seconds_low=row["seconds"] * (1 - spread), seconds_high=row["seconds"] * (1 + spread))
+
+
 def _blas_row(impl, n, seconds, gflops):
-    return {"impl": impl, "size": n, "seconds": seconds, "gflops": gflops}
+    return _banded({"impl": impl, "size": n, "seconds": seconds, "gflops": gflops})
 
 
 @pytest.mark.parametrize("own, outcome, words", [(0.24, "cuBLAS mostly launch overhead", "fixed cost of a call"),
@@ -359,10 +364,10 @@ def test_against_names_the_base_once_and_keeps_each_outcome():
     base = t(468e-6)
     verdicts, said = matmul.against("matmul_6", base, {"loop alone": t(412e-6), "committed": t(402e-6)})
     assert {k: v.outcome for k, v in verdicts.items()} == {"loop alone": timing.A_FASTER, "committed": timing.A_FASTER}
-    assert said == (f"against matmul_6 ({base.text()}), loop alone ({t(412e-6).text()}) is 1.1× faster and "
-                    f"committed ({t(402e-6).text()}) is 1.2× faster")
+    assert said == (f"against matmul_6 ({base.text()}), loop alone ({t(412e-6).text()}) is 1.14× faster and "
+                    f"committed ({t(402e-6).text()}) is 1.16× faster")
     assert said.count(base.text()) == 1 and said.count("matmul_6") == 1
-    assert f"{468 / 412:.2g}" == "1.1" and f"{468 / 402:.2g}" == "1.2"     # the printed ratios are the medians'
+    assert f"{468 / 412:.3g}" == "1.14" and f"{468 / 402:.3g}" == "1.16"   # the printed ratios are the medians'
 
 
 def test_against_on_all_three_sides_and_both_kinds_of_same():
@@ -537,9 +542,10 @@ def test_gflops_text_either_side_of_100(gflops, text):
 
 def test_cublas_share_notes_write_percent_one_way():
     from helpers.bench import matmul as bench_matmul
-    rows = [{"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 256, "seconds": 30e-6, "gflops": 1000.0},
-            {"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 4096, "seconds": 3e-3, "gflops": 50000.0},
-            {"impl": "matmul_2_tiled", "size": 256, "seconds": 15e-6, "gflops": 2000.0}]
+    rows = [_banded(r) for r in (
+        {"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 256, "seconds": 30e-6, "gflops": 1000.0},
+        {"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 4096, "seconds": 3e-3, "gflops": 50000.0},
+        {"impl": "matmul_2_tiled", "size": 256, "seconds": 15e-6, "gflops": 2000.0})]
     (note,) = bench_matmul.cublas_share_notes(rows)
     assert "matmul_2_tiled 200.0%" in note and "above 100%" in note and " %" not in note
 
@@ -563,7 +569,7 @@ def test_cublas_share_notes_print_the_share_as_the_table_does():
     rows = [{"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 256, "seconds": 35.1e-6, "gflops": 956.0},
             {"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 4096, "seconds": 3e-3, "gflops": 50000.0},
             {"impl": "matmul_1_naive", "size": 256, "seconds": 20e-6, "gflops": 1678.0}]
-    rows = [dict(r, clock="CUDA events" if r["impl"].startswith("cuBLAS") else "GPU timer query") for r in rows]
+    rows = [_banded(dict(r, clock="CUDA events" if r["impl"].startswith("cuBLAS") else "GPU timer query")) for r in rows]
     (note,) = bench_matmul.cublas_share_notes(rows)
     row = next(line for line in bench_matmul.table(rows).splitlines() if line.strip().startswith("matmul_1_naive")
                and "%" in line)
@@ -724,3 +730,179 @@ def test_splitk_verdict_ratio_is_the_quotient_of_the_printed_times(t6, t8, shown
     assert v.outcome == timing.A_FASTER
     assert f"(split-K {b.text()} against matmul_6's {a.text()}, {shown}× its speed)" in v
     assert f"{t6 / t8:.2f}" != shown          # the old ratio of unrounded medians, printed with :.2f
+
+
+# --- audit of notebooks 03 and 04: shares of cuBLAS judged with bands, ratios near the margin, figures with
+# their bands, the crossover's input ------------------------------------------------------------------------
+
+def _us_row(impl, n, median, low, high):
+    """A benchmark row from µs figures: median and 20–80 % band, GFLOP/s from the median."""
+    return {"impl": impl, "size": n, "seconds": median * 1e-6, "seconds_low": low * 1e-6,
+            "seconds_high": high * 1e-6, "gflops": 2 * n ** 3 / (median * 1e-6) / 1e9}
+
+
+BLAS = "cuBLAS fp32 (torch, TF32 off)"
+
+
+def _at_512(rung):
+    """cuBLAS at 512³ (25.8 µs) and at 4096³ (its best, 34.4 TFLOP/s, so 512³ is at 30 % of it), beside one
+    rung at 512³."""
+    return [_us_row(BLAS, 4096, 4000.0, 3990.0, 4010.0), _us_row(BLAS, 512, 25.8, 25.6, 25.9), rung]
+
+
+def test_cublas_share_notes_call_a_lead_inside_the_margin_level():
+    """The audit's case: matmul_9 at 102.7 % of cuBLAS at 512³, its band below cuBLAS's but its median only
+    1.03× apart: level, not cheaper per call."""
+    from helpers.bench import matmul as bench_matmul
+    (note,) = bench_matmul.cublas_share_notes(_at_512(_us_row("matmul_9_interior", 512, 25.1, 25.0, 25.2)))
+    assert note.outcome == bench_matmul.LEVEL
+    assert note == ("At 512³ cuBLAS took 25.8 µs (25.6–25.9) a call; matmul_9_interior 102.8% (25.1 µs (25–25.2)) "
+                    "of its speed is level with cuBLAS, 1.03× apart, within the 5% we call the same.")
+    assert "less per call" not in note and " %" not in note
+
+
+@pytest.mark.parametrize("rung, outcome, words", [
+    ((25.5, 25.3, 25.7), "level with cuBLAS", "is level with cuBLAS, the same within the noise we measured"),
+    ((26.2, 26.1, 26.3), "level with cuBLAS", "matmul_9_interior 98.5% (26.2 µs (26.1–26.3)) of its speed is level"),
+    ((23.0, 22.9, 23.1), "cuBLAS below its best", "costs less per call, beyond the noise and the 5% margin"),
+    ((28.0, 27.9, 28.1), None, None)])      # cuBLAS faster beyond the noise: no note
+def test_cublas_share_notes_on_every_side_of_the_noise_and_margin(rung, outcome, words):
+    from helpers.bench import matmul as bench_matmul
+    notes = bench_matmul.cublas_share_notes(_at_512(_us_row("matmul_9_interior", 512, *rung)))
+    if outcome is None:
+        assert notes == []
+        return
+    (note,) = notes
+    assert note.outcome == outcome and words in note
+    assert note.startswith("At 512³ cuBLAS took 25.8 µs (25.6–25.9) a call; matmul_9_interior ")
+    assert ("less per call" in note) == (outcome != bench_matmul.LEVEL)
+
+
+def test_cublas_share_notes_name_faster_and_level_rungs_apart():
+    from helpers.bench import matmul as bench_matmul
+    rows = _at_512(_us_row("matmul_8_splitk", 512, 23.0, 22.9, 23.1)) + [
+        _us_row("matmul_9_interior", 512, 25.5, 25.3, 25.7), _us_row("matmul_2_tiled", 512, 60.0, 59.0, 61.0)]
+    (note,) = bench_matmul.cublas_share_notes(rows)
+    assert note.outcome == bench_matmul.UNDER_PEAK
+    faster, level = note.split("; matmul_9_interior")
+    assert "matmul_8_splitk 112" in faster and "costs less per call" in faster and "that rung beats" in faster
+    assert level.startswith(" 101") and "is level with cuBLAS, the same within the noise" in level
+    assert "matmul_2_tiled" not in note
+
+
+def test_cublas_share_notes_never_call_a_row_without_a_band_faster():
+    from helpers.bench import matmul as bench_matmul
+
+    def bare(row):
+        return {k: v for k, v in row.items() if k not in ("seconds_low", "seconds_high")}
+    fast = _us_row("matmul_9_interior", 512, 20.0, 19.9, 20.1)         # 1.29× ahead by its median
+    for rows in (_at_512(bare(fast)), [bare(r) for r in _at_512(fast)]):
+        (note,) = bench_matmul.cublas_share_notes(rows)
+        assert note.outcome == bench_matmul.UNJUDGED
+        assert "matmul_9_interior 129.0% of its speed has a median below cuBLAS's, but with no 20–80% band " \
+               "stored, whether it is faster beyond the noise cannot be judged" in note
+        assert "less per call" not in note and "level" not in note
+    assert bench_matmul.cublas_share_notes(_at_512(bare(_us_row("matmul_9_interior", 512, 30.0, 29.9, 30.1)))) == []
+
+
+def test_rung_verdict_prints_a_ratio_just_beyond_the_margin_with_enough_digits():
+    """The committed 1024³ case: 156.9 over 148.9 µs is 1.054, beyond the 5 % margin; two digits would print
+    1.1×, a 10 % gap, and three 1.05×, the margin itself: it prints 1.054×."""
+    m6 = timing.Timing.from_row({"us": 148.9, "us_low": 148.8, "us_high": 148.9}, "us", 1e6)
+    m7 = timing.Timing.from_row({"us": 156.9, "us_low": 156.9, "us_high": 157.0}, "us", 1e6)
+    v = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 1024, m7, m6)
+    assert v.outcome == timing.B_FASTER
+    assert v == ("At 1024³ matmul_6_subgroup (148.9 µs (148.8–148.9)) is 1.054× faster than matmul_7_vec4k "
+                 "(156.9 µs (156.9–157)).")
+    assert timing.versus(m7, m6, "a", "b").count("1.1×") == 1          # what timing.versus's two digits print
+    wider = matmul.rung_verdict("matmul_9", "matmul_6", 2048, t(402e-6, 0.002), t(468e-6, 0.002))
+    assert wider.outcome == timing.A_FASTER and "is 1.16× faster than matmul_6" in wider
+    inside = matmul.rung_verdict("matmul_9", "matmul_6", 2048, t(1.0, 0.002), t(1.04, 0.002))
+    assert inside.outcome == timing.SAME and "1.04× apart, within the 5 % we call the same" in inside
+
+
+@pytest.mark.parametrize("slow, fast, text", [((156.9, 156.9, 157.0), (148.9, 148.8, 148.9), "1.054"),
+                                              ((105.0,) * 3, (100.0,) * 3, "1.05"), ((116.0,) * 3, (100.0,) * 3, "1.16"),
+                                              ((200.0,) * 3, (100.0,) * 3, "2"), ((510.0,) * 3, (100.0,) * 3, "5.1")])
+def test_faster_by_prints_three_digits_and_more_only_at_the_margin(slow, fast, text):
+    def us(median, low, high):
+        return timing.Timing.from_row({"us": median, "us_low": low, "us_high": high}, "us", 1e6)
+    assert matmul.faster_by(us(*slow), us(*fast)) == text
+
+
+def test_against_prints_a_ratio_just_beyond_the_margin_with_enough_digits():
+    def us(median, low, high):
+        return timing.Timing.from_row({"us": median, "us_low": low, "us_high": high}, "us", 1e6)
+    verdicts, said = matmul.against("base", us(156.9, 156.9, 157.0), {"a": us(148.9, 148.8, 148.9),
+                                                                       "b": us(165.0, 164.9, 165.1)})
+    assert verdicts["a"].outcome == timing.A_FASTER and "a (148.9 µs (148.8–148.9)) is 1.054× faster" in said
+    assert verdicts["b"].outcome == timing.B_FASTER and "b (165 µs (164.9–165.1)) is 1.052× slower" in said
+    assert "1.1×" not in said
+
+
+@pytest.mark.parametrize("median, low, high, text", [
+    (402.0, 400.0, 403.0, "42.7 TFLOP/s (42.6–42.9)"),           # 2·2048³ flops over 403, 402 and 400 µs
+    (468.0, 467.9, 468.1, "36.71 TFLOP/s (36.7–36.72)"),         # a narrow band gets more digits
+    (402.0, 402.0, 402.0, "42.7 TFLOP/s (no spread recorded)")])
+def test_tflops_text_prints_the_band_of_a_speed(median, low, high, text):
+    from helpers.bench import matmul as bench_matmul
+    t_row = timing.Timing.from_row({"us": median, "us_low": low, "us_high": high}, "us", 1e6)
+    assert bench_matmul.tflops_text(t_row, 2048) == text
+
+
+def test_rows_verdict_on_every_side_and_without_bands():
+    from helpers.bench import matmul as bench_matmul
+    rows = [_us_row("matmul_6_subgroup", 2048, 468.0, 467.0, 469.0), _us_row("matmul_9_interior", 2048, 402.0, 400.0, 403.0),
+            _us_row("matmul_7_vec4k", 2048, 470.0, 467.5, 471.0)]
+    faster = bench_matmul.rows_verdict(rows, "matmul_9_interior", "matmul_6_subgroup", 2048)
+    assert faster.outcome == timing.A_FASTER
+    assert faster == ("At 2048³ matmul_9_interior (402 µs (400–403)) is 1.16× faster than matmul_6_subgroup "
+                      "(468 µs (467–469)); in speed, matmul_9 42.7 TFLOP/s (42.6–42.9) and matmul_6 "
+                      "36.7 TFLOP/s (36.6–36.8).")
+    slower = bench_matmul.rows_verdict(rows, "matmul_6_subgroup", "matmul_9_interior", 2048)
+    assert slower.outcome == timing.B_FASTER and slower.startswith("At 2048³ matmul_9_interior (402 µs")
+    level = bench_matmul.rows_verdict(rows, "matmul_7_vec4k", "matmul_6_subgroup", 2048)
+    assert level.outcome == timing.SAME and "are the same within the noise we measured; in speed" in level
+    bare = [{k: v for k, v in r.items() if k != "seconds_high"} for r in rows]
+    unjudged = bench_matmul.rows_verdict(bare, "matmul_9_interior", "matmul_6_subgroup", 2048)
+    assert unjudged.outcome == bench_matmul.UNJUDGED and "cannot be judged" in unjudged and "faster than" not in unjudged
+    assert bench_matmul.rows_verdict(rows, "matmul_8_splitk", "matmul_6_subgroup", 2048) is None
+
+
+@pytest.mark.parametrize("blas, outcome, words", [
+    ((346.0, 344.0, 348.0), timing.B_FASTER, "per call, cuBLAS fp32 (346 µs (344–348)) is 1.16× faster than matmul_9"),
+    ((398.0, 380.0, 420.0), timing.SAME, "per call, matmul_9 (402 µs (400–403)) and cuBLAS fp32 (398 µs (380–420)) "
+                                         "are the same within the noise we measured"),
+    ((500.0, 498.0, 503.0), timing.A_FASTER, "per call, matmul_9 (402 µs (400–403)) is 1.24× faster than cuBLAS")])
+def test_limit_sentence_judges_the_fastest_rung_against_cublas(blas, outcome, words):
+    from helpers.bench import matmul as bench_matmul
+    rows = [_us_row("matmul_6_subgroup", 2048, 468.0, 467.0, 469.0), _us_row("matmul_9_interior", 2048, 402.0, 400.0, 403.0),
+            _us_row(BLAS, 2048, *blas)]
+    (g,) = bench_matmul.against_cublas(rows)
+    v = bench_matmul.limit_sentence(rows, g)
+    assert v.outcome == outcome and words in v
+    ours, theirs = bench_matmul.tflops_text(timing.Timing.from_row(rows[1], "seconds", 1.0), 2048), \
+        bench_matmul.tflops_text(timing.Timing.from_row(rows[2], "seconds", 1.0), 2048)
+    share = round(100 * float(ours.split()[0]) / float(theirs.split()[0]))   # from the figures as printed
+    assert v.startswith(f"At 2048³ the fastest rung, matmul_9_interior, ran {ours}, {share}% of cuBLAS fp32's "
+                        f"{theirs} in the same run; per call, ")
+
+
+def test_limit_sentence_without_bands_does_not_judge():
+    from helpers.bench import matmul as bench_matmul
+    rows = [{k: v for k, v in r.items() if k not in ("seconds_low", "seconds_high")} for r in
+            (_us_row("matmul_9_interior", 2048, 402.0, 400.0, 403.0), _us_row(BLAS, 2048, 500.0, 498.0, 503.0))]
+    (g,) = bench_matmul.against_cublas(rows)
+    v = bench_matmul.limit_sentence(rows, g)
+    assert v.outcome == bench_matmul.UNJUDGED and "cannot be judged" in v and "faster than" not in v
+    assert "(no spread recorded)" in v
+
+
+@pytest.mark.parametrize("rows, given, kind", [
+    ([sweep_row(1, 2.0, 1.0)], None, "float32"),                                   # no input named: float32
+    ([dict(sweep_row(1, 2.0, 1.0), input="uint8")], None, "uint8"),                 # sweep() names it
+    ([dict(sweep_row(1, 2.0, 9.0), input="uint8")], "float32", "float32")])         # given wins
+def test_crossover_sentence_names_the_gpu_input(rows, given, kind):
+    v = inference.crossover_sentence(rows, given)
+    assert v.startswith(f"with {kind} input to the GPU, ")
+    assert ("NumPy is ahead or level" in v) == (v.outcome == inference.NUMPY_EVERYWHERE)

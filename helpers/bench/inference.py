@@ -335,6 +335,45 @@ def timing_of(rows: list[dict], what: str) -> timing.Timing | None:
     return None if row is None or row.get("seconds") is None else timing.Timing.from_row(row, "seconds", 1.0)
 
 
+# Section 4's fresh-against-reused pairs: (key, reused row, fresh row, the reused way, the fresh way, what a
+# reused way saves). measure() takes each pair in one timing.measure_interleaved group: in turn.
+REUSE_PAIRS = (
+    ("upload", "upload float32 into existing buffer", "upload float32 into a fresh buffer",
+     "writing the float32 images into the existing buffer", "making a fresh buffer of them", "the buffer"),
+    ("readback", "readback into a preallocated array", "readback into a new array",
+     "reading the logits into the preallocated array", "reading them into a new array", "the array"),
+)
+NOT_JUDGED = "not judged: no band"   # reuse_verdicts' outcome for rows stored without their 20–80 % band
+
+
+def reuse_verdicts(rows: list[dict]) -> dict:
+    """Fresh against reused buffers, from measure()'s rows: {key: timing.Verdict} for each of REUSE_PAIRS whose
+    two rows have a time. Each pair was taken in turn (one measure_interleaved group), so the sentence says so,
+    with the images and the clock; then timing.versus from the rows' medians and bands (Timing.from_row,
+    timing.MARGIN): the reused way faster ("reusing <it> pays here"), the fresh one faster, or the same (in
+    timing.the_same's words: "reusing <it> neither costs nor saves here"), with compare()'s outcome. Where
+    either row stores no band, both medians and that the_same cannot be judged, outcome NOT_JUDGED."""
+    get = {r["what"]: r for r in rows if r.get("seconds") is not None}
+    said = {}
+    for key, reused, fresh, reused_name, fresh_name, it in REUSE_PAIRS:
+        if reused not in get or fresh not in get:
+            continue
+        images = get[reused].get("images")
+        head = (f"{'for ' + format(images, ',') + ' images, ' if images else ''}taken in turn by "
+                f"{get[reused]['clock']}, ")
+        if not all("seconds_low" in get[w] and "seconds_high" in get[w] for w in (reused, fresh)):
+            a, b = (timing.Timing((get[w]["seconds"],)) for w in (reused, fresh))     # the medians alone
+            said[key] = timing.Verdict(
+                f"{head}{reused_name} took {a.text()} and {fresh_name} {b.text()}: with no 20–80 % band stored, "
+                "whether the two differ beyond the noise cannot be judged", NOT_JUDGED)
+            continue
+        v = timing.versus(timing_of(rows, reused), timing_of(rows, fresh), reused_name, fresh_name)
+        why = {timing.A_FASTER: f"reusing {it} pays here", timing.B_FASTER: "the fresh one is faster here",
+               timing.SAME: f"reusing {it} neither costs nor saves here"}[v.outcome]
+        said[key] = timing.Verdict(f"{head}{v}: {why}", v.outcome)
+    return said
+
+
 def fastest_upload(rows: list[dict]) -> dict | None:
     """The fastest float32 upload from the NumPy array (rows "upload float32 into existing ..." and "upload
     float32 via ..."): the one set against the pinned-copy ceiling. None if no such row has a time."""

@@ -402,40 +402,143 @@ def table(rows: list[dict]) -> str:
 LAUNCH_BOUND = 0.25   # cuBLAS below this share of its own best speed in the run: its time is mostly the call
 NEAR_PEAK = 0.9       # cuBLAS at this share of its own best speed in the run or more: at about its best
 OVERHEAD, UNDER_PEAK, AT_PEAK = "cuBLAS mostly launch overhead", "cuBLAS below its best", "cuBLAS at about its best"
+LEVEL, UNJUDGED = "level with cuBLAS", "no band to judge by"   # the notes' outcomes where no rung is faster
+
+
+def banded(row: dict) -> bool:
+    """Whether a row stores its 20–80 % band (seconds_low, seconds_high): without one, Timing.from_row gives a
+    timing of no spread, which compare() must not judge."""
+    return "seconds_low" in row and "seconds_high" in row
 
 
 def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
-    """One sentence per size at which some rung's median beats cuBLAS's (a share above 100 % in table()):
-    what that share means, from cuBLAS's own speed at that size against its best in the run. Below
-    LAUNCH_BOUND of its best, cuBLAS's time is mostly the fixed cost of a call (OVERHEAD); below NEAR_PEAK it is
-    UNDER_PEAK; from NEAR_PEAK up the rung beats cuBLAS at about its best (AT_PEAK)."""
+    """One sentence per size at which some rung is not slower than cuBLAS beyond the noise, judged by
+    timing.compare on the rows' medians and 20–80 % bands with timing.MARGIN: rungs faster beyond both cost
+    less per call than cuBLAS; rungs compare() calls the same are level with it, in timing.the_same's words;
+    where a rung's row or cuBLAS's stores no band (banded), nothing is judged, and a rung whose median is below
+    cuBLAS's is said to have no band to judge it by, never to be faster. Each rung is named with its share of
+    cuBLAS's speed as table() prints it and its time. Where some rung is faster, what that means, from
+    cuBLAS's own speed at that size against its best in the run: below LAUNCH_BOUND of its best, cuBLAS's
+    time is mostly the fixed cost of a call (OVERHEAD); below NEAR_PEAK it is UNDER_PEAK; from NEAR_PEAK up
+    the rung beats cuBLAS at about its best (AT_PEAK). Where none is: LEVEL, or UNJUDGED. With every row
+    banded, no note means that cuBLAS is faster than every rung beyond the noise at every size."""
     blas = {r["size"]: r for r in rows if r["impl"].startswith("cuBLAS")}
     if not blas:
         return []
     best = max(r["gflops"] for r in blas.values())
     notes = []
     for n in sorted(blas):
-        over = {r["impl"]: percent_of(r["gflops"], blas[n]["gflops"]) for r in rows
-                if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS
-                and r["seconds"] < blas[n]["seconds"]}
-        if not over:
+        b = blas[n]
+        tb = timing.Timing.from_row(b, "seconds", 1.0)
+        faster, level, unjudged = [], {}, []
+        for r in rows:
+            if r["size"] != n or not r["impl"].startswith("matmul_") or r["impl"] == NO_LOADS:
+                continue
+            share = percent_of(r["gflops"], b["gflops"])      # as table() prints it
+            tr = timing.Timing.from_row(r, "seconds", 1.0)
+            if not (banded(r) and banded(b)):
+                if r["seconds"] < b["seconds"]:
+                    unjudged.append(f"{r['impl']} {share}%")
+                continue
+            outcome = timing.compare(tr, tb)
+            if outcome == timing.A_FASTER:
+                faster.append(f"{r['impl']} {share}% ({tr.text()})")
+            elif outcome == timing.SAME:     # grouped by the_same()'s reason, said once for the group
+                reason = timing.the_same(tr, tb).replace(" %", "%")    # the note writes percent one way
+                level.setdefault(reason, []).append(f"{r['impl']} {share}% ({tr.text()})")
+        if not (faster or level or unjudged):
             continue
-        names = ", ".join(f"{impl} {shown}%" for impl, shown in over.items())   # as table() prints it
-        own = blas[n]["gflops"] / best
-        head = f"At {n}³ cuBLAS took {blas[n]['seconds'] * 1e6:.3g} µs a call and {names} of its speed"
-        if own < LAUNCH_BOUND:
-            notes.append(timing.Verdict(head + ": at its best speed cuBLAS's arithmetic would take "
-                                        f"{own:.0%} of that time, the rest being the fixed cost of a call (issuing "
-                                        "it from PyTorch, launching its kernel) on a GPU this size does not fill, so a "
-                                        "share above 100% says that rung costs less per call here, not that its "
-                                        "arithmetic is faster.", OVERHEAD))
-        elif own < NEAR_PEAK:
-            notes.append(timing.Verdict(head + f": cuBLAS ran at {own:.0%} of its own best speed in this run, far from its best at this size too, so the rung beats a "
-                                        "cuBLAS that does not fill this GPU here, not cuBLAS at its best.", UNDER_PEAK))
+        said = []
+        if faster:
+            one = len(faster) == 1
+            rung, verb = ("that rung", "s") if one else ("those rungs", "")
+            own = b["gflops"] / best
+            if own < LAUNCH_BOUND:
+                outcome = OVERHEAD
+                why = (f"at its best speed cuBLAS's arithmetic would take {own:.0%} of that time, the rest being the "
+                       "fixed cost of a call (issuing it from PyTorch, launching its kernel) on a GPU this size does "
+                       f"not fill, so a share above 100% says {rung} cost{verb} less per call here, not that the "
+                       "arithmetic is faster")
+            elif own < NEAR_PEAK:
+                outcome = UNDER_PEAK
+                why = (f"cuBLAS ran at {own:.0%} of its own best speed in the same run, far from its best at this size "
+                       f"too, so {rung} beat{verb} a cuBLAS that does not fill this GPU here, not cuBLAS at its best")
+            else:
+                outcome = AT_PEAK
+                why = (f"cuBLAS ran at {own:.0%} of its own best speed in the same run, so {rung} beat{verb} cuBLAS "
+                       "at about its best here")
+            said.append(f"{findings.listed(faster)} of its speed cost{'s' if one else ''} less per call, beyond the "
+                        f"noise and the {100 * timing.MARGIN:.3g}% margin: {why}")
         else:
-            notes.append(timing.Verdict(head + f": cuBLAS ran at {own:.0%} of its own best speed in this run, so the "
-                                        "rung beats cuBLAS at about its best here.", AT_PEAK))
+            outcome = LEVEL if level else UNJUDGED
+        for reason, names in level.items():
+            said.append(f"{findings.listed(names)} of its speed {'is' if len(names) == 1 else 'are'} level with "
+                        f"cuBLAS, {reason}")
+        if unjudged:
+            one = len(unjudged) == 1
+            said.append(f"{findings.listed(unjudged)} of its speed {'has a median' if one else 'have medians'} below "
+                        f"cuBLAS's, but with no 20–80% band stored, whether {'it is' if one else 'they are'} faster "
+                        "beyond the noise cannot be judged")
+        notes.append(timing.Verdict(f"At {n}³ cuBLAS took {tb.text()} a call; " + "; ".join(said) + ".", outcome))
     return notes
+
+
+def tflops_text(t: timing.Timing, n: int) -> str:
+    """An n³ product's speed in TFLOP/s with its band, as Timing.text() prints a time: '42.7 TFLOP/s
+    (42.6–42.9)', 2n³ over the median, the slow end over the 80th percentile and the fast end over the 20th;
+    a band narrower than the last digit gets up to two more digits; no band stored: '(no spread recorded)'."""
+    flops = 2 * n ** 3 / 1e12
+    if t.low == t.high:
+        return f"{timing._g(flops / t.median, 3)} TFLOP/s (no spread recorded)"
+    for more in range(3):
+        slow, fast = timing._g(flops / t.high, 3 + more), timing._g(flops / t.low, 3 + more)
+        if slow != fast:
+            break
+    return f"{timing._g(flops / t.median, 3 + more)} TFLOP/s ({slow}–{fast})"
+
+
+def rows_verdict(rows: list[dict], impl: str, base: str, n: int) -> timing.Verdict | None:
+    """impl's row at n³ against base's (each named by label(): its configuration), from their medians and
+    20–80 % bands: matmul.rung_verdict's sentence (compare() with timing.MARGIN, the speed-up to three digits),
+    then both speeds in TFLOP/s with their bands (tflops_text), each after its short name (matmul_9). Where
+    either row stores no band, no verdict: both times and the outcome UNJUDGED. None where either row is
+    missing."""
+    rung, before = timing_of(rows, impl, n), timing_of(rows, base, n)
+    if rung is None or before is None:
+        return None
+    name, base_name = label(rows, impl, n), label(rows, base, n)
+    speeds = f"in speed, {_short(impl)} {tflops_text(rung, n)} and {_short(base)} {tflops_text(before, n)}"
+    found = [r for r in rows if r["size"] == n and r["impl"] in (impl, base)]
+    if not all(banded(r) for r in found):
+        return timing.Verdict(f"At {n}³ {name} took {rung.text()} and {base_name} {before.text()}; {speeds}: with no "
+                              "20–80 % band stored, whether either is faster beyond the noise cannot be judged.",
+                              UNJUDGED)
+    v = matmul.rung_verdict(name, base_name, n, rung, before)
+    return timing.Verdict(f"{v[:-1]}; {speeds}.", v.outcome)
+
+
+def limit_sentence(rows: list[dict], g: dict) -> timing.Verdict | None:
+    """One of against_cublas's dicts as a sentence: the fastest rung's speed and cuBLAS fp32's in the same run,
+    each in TFLOP/s with its band (tflops_text), the rung's share of cuBLAS's speed in whole percent from the
+    two figures as printed, then the two times per call judged by matmul.versus (compare() with timing.MARGIN:
+    faster, or the same within the noise). Where either row stores no band, the times without a verdict and
+    the outcome UNJUDGED. None where the rows lack either timing."""
+    n = g["size"]
+    rung = timing_of(rows, g["best"], n)
+    blas_row = next((r for r in rows if r["size"] == n and r["impl"].startswith("cuBLAS")), None)
+    if rung is None or blas_row is None:
+        return None
+    blas = timing.Timing.from_row(blas_row, "seconds", 1.0)
+    ours, theirs = tflops_text(rung, n), tflops_text(blas, n)
+    share = Decimal(ours.split(" ", 1)[0]) / Decimal(theirs.split(" ", 1)[0])
+    head = (f"At {n}³ the fastest rung, {g['label']}, ran {ours}, {timing.times(100 * share, 0)}% of cuBLAS fp32's "
+            f"{theirs} in the same run")
+    row = next(r for r in rows if r["size"] == n and r["impl"] == g["best"])
+    if not (banded(row) and banded(blas_row)):
+        return timing.Verdict(f"{head}; per call it took {rung.text()} and cuBLAS {blas.text()}: with no 20–80 % band "
+                              "stored, whether either is faster beyond the noise cannot be judged.", UNJUDGED)
+    v = matmul.versus(rung, blas, _short(g["best"]), "cuBLAS fp32")
+    return timing.Verdict(f"{head}; per call, {v}.", v.outcome)
 
 
 LIMIT_SIZES = (1024, 2048, 4096)   # the sizes where the fastest rung is set against cuBLAS fp32
