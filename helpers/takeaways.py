@@ -100,7 +100,7 @@ def rules(bench: dict) -> list[Rule]:
             f"the same epoch in {ours['dispatches_per_step']} dispatches a step",
             unfused["ms"] / 1e3, ours_s, "06_fused_training.ipynb")
     jax = fused.get("JAX jit(lax.scan) 784-128-10 SGD, fp32, precision highest")
-    fastest = fastest_glsl(list(fused.values()), 128)   # the trainer FusedMLP runs by default, as README and 08 set it
+    fastest = fastest_glsl(list(fused.values()), 128)   # the lowest median of the GLSL trainers, as README and 08 set it
     add("Measure against a compiler in the same run: small fused shaders can beat a general one.",
         "JAX's compiled epoch (fp32)", f"the GLSL epoch of lowest median ({fastest['name']})" if fastest else "",
         jax and jax["ms"] / 1e3, fastest and fastest["ms"] / 1e3, "08_dispatch_floor.ipynb")

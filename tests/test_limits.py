@@ -149,12 +149,12 @@ def test_record_pairs_note_names_the_pairs_within_the_margin(jax_ms, close):
              "784-800-10 against JAX fp32": (_epoch(23.28), _epoch(jax_ms))}
     note = limits.record_pairs_note(pairs)
     assert note.startswith("These verdicts read one run of the benchmark") and "5 % margin of one run" in note
-    assert ("would call 784-800-10 against JAX fp32 the same, so another run of the benchmark could order it "
+    assert ("would call 784-800-10 against JAX fp32 the same, so another run of the benchmark could judge it "
             "differently" in note) == close
     assert "784-128-10 against JAX fp32" not in note                              # 1.65×: far beyond 25 %
     assert ("every pair lies more than 25 % apart" in note) == (not close)
     two = limits.record_pairs_note({"A": (_epoch(10), _epoch(11)), "B": (_epoch(20), _epoch(21))})
-    assert "would call A and B the same, so another run of the benchmark could order them differently." in two
+    assert "would call A and B the same, so another run of the benchmark could judge them differently." in two
 
 
 def _two_products(ladder_us, cublas_us, hidden=128):

@@ -190,7 +190,7 @@ def record_pairs_note(pairs: dict, margin: float = EPOCHS) -> str:
     """A sentence after verdicts on a benchmark record's epochs (pairs: {label: (Timing, Timing)}): they were
     judged by timing.compare's margin, right for epochs taken in turn within one run; the pairs whose medians
     as printed lie within `margin`, the margin epochs_margin_sentence gives for epochs, are named as ones that
-    margin would call the same, so another run of the benchmark could order them differently."""
+    margin would call the same, so another run of the benchmark could judge them differently."""
     close = [label for label, (a, b) in pairs.items()
              if timing.compare(a, b, margin) == timing.SAME]
     head = (f"These verdicts read one run of the benchmark, each pair of epochs taken in turn there, so they use the "
@@ -199,7 +199,7 @@ def record_pairs_note(pairs: dict, margin: float = EPOCHS) -> str:
         return f"{head}; every pair lies more than {100 * margin:.3g} % apart, beyond even the margin used above for epochs."
     named = findings.listed(close)
     return (f"{head}; the {100 * margin:.3g} % margin used above for epochs would call {named} the same, so another run of "
-            f"the benchmark could order {'it' if len(close) == 1 else 'them'} differently.")
+            f"the benchmark could judge {'it' if len(close) == 1 else 'them'} differently.")
 
 
 def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict":
@@ -242,8 +242,11 @@ def barrier_wait(bare, loose, issue=None, margin: float = NOISY) -> "timing.Verd
         wait = f"{timing.times(100 * (1 - timing.ratio(loose, bare)), 0)} %"      # of the medians as printed
         paced = issue is not None and timing.compare(issue, loose, margin) != timing.A_FASTER
         if paced:
-            head = (f"{head[:-2]}, no longer than Python takes to issue them ({issue.text()}): Python set that pace, so "
-                    "the GPU's own time without barriers is at most that, and at least ")
+            against = (f"no longer than Python's time to issue them ({issue.text()})"
+                       if timing.shown_exactly(loose) <= timing.shown_exactly(issue) else
+                       f"against Python's time to issue them ({issue.text()}), {timing.the_same(loose, issue, margin)}")
+            head = (f"{head[:-2]}, {against}: Python set that pace, so the GPU's own time without barriers is at most "
+                    "that, and at least ")
         return timing.Verdict(head + f"{wait} of a step is waiting at the barriers, where the next dispatch may not "
                               "begin until the last one has drained. That wait lies inside the kernels' own times "
                               "(each timed alone with its barrier, its drain included), so this share overlaps "

@@ -360,7 +360,7 @@ def step_account(profile: dict, what: str = "a step") -> str:
     where = (f"{what[0].upper()}{what[1:]} in a stream of {profile['stream_steps']} takes "
              f"{profile['step_timing'].text()}: the kernels beyond an empty dispatch, their drain included, "
              f"{percents['arithmetic']} %, the fixed cost of {n} dispatches and barriers ({n} × "
-             f"{_figure(empty)}, an empty dispatch's median) {percents['fixed']} %, {rest_words}{note}.")
+             f"{seconds_text(float(empty))}, an empty dispatch's median) {percents['fixed']} %, {rest_words}{note}.")
     issue = profile["issue_timing"]
     calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
                       for name, c in profile["calls"].items() if c["calls"])
@@ -376,18 +376,11 @@ def step_account(profile: dict, what: str = "a step") -> str:
 def step_figures(profile: dict) -> tuple:
     """(step, kernels, empty) of profile_step's profile in seconds, exact Decimals of the figures as printed:
     the step's median as profile["step_timing"].text() prints it, the kernels' medians as their text() prints
-    them added up (added_up, the figure pace prints), and one empty dispatch's median as
-    profile["empty_timing"].text() prints it (a profile without it: its "empty" median, at three figures)."""
-    empty = profile.get("empty_timing") or timing.Timing((profile["empty"],))
+    them added up (added_up, the figure pace prints), and one empty dispatch's median as seconds_text prints
+    it (three figures), the figure fixed_cost multiplies too, so the two sentences print one figure."""
     kernels = added_up(list(profile["kernel_timing"].values()))
     return (timing.shown_exactly(profile["step_timing"]), timing.seconds_exactly(*kernels.split()),
-            timing.shown_exactly(empty))
-
-
-def _figure(seconds: Decimal) -> str:
-    """An exact figure in seconds (a Decimal of a printed one) printed again as it was: '2.49 µs'."""
-    scale, unit = timing._unit(float(seconds), "auto")
-    return f"{(seconds * Decimal(str(scale))).normalize() + 0:f} {unit}"
+            timing.seconds_exactly(*seconds_text(profile["empty"]).split()))
 
 
 def around_the_calls(issue: timing.Timing, calls: list) -> str:
@@ -487,56 +480,33 @@ def fixed_cost(steps: int, dispatches: int, empty: float) -> tuple[float, str]:
 WIDE_BAND = 0.20   # a floor's 20-80 % band wider than this share of its median is called wide
 
 
-FLOOR_ABOVE, FLOOR_BELOW, FLOOR_AGREES = "floor above the count", "floor below the count", "agree"   # outcomes
-
-
 def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, empty, clock: str,
-                           what: str = "") -> timing.Verdict:
+                           what: str = "") -> str:
     """An epoch's fixed cost twice, side by side: counted (steps x dispatches x one empty dispatch with its
     barrier, timed by `clock` in a stream of copies) and measured (the floor: an epoch of the same empty
-    dispatches, wall clock), with the ratio of the two. `empty`: the empty dispatch as a timing.Timing
-    (profile_step's profile["empty_timing"]), whose 20-80 % band is carried through to the count (steps x
-    dispatches x its low and high, as printed), or its median in seconds (no band: the count is one figure).
-    Three outcomes (a timing.Verdict): FLOOR_AGREES where the floor's printed median lies within the count's
-    band, or the ratio prints as 1.00 ("agree within the noise we measured" / "to within 1 %"); otherwise
-    FLOOR_ABOVE or FLOOR_BELOW, the direction and the ratio of the printed figures. `what` (e.g. "the fused
-    trainer") leads the sentence. A floor whose 20-80 % band is wider than WIDE_BAND of its median gets one
-    more sentence: its median, and so the ratio, can move from one run to the next."""
+    dispatches, wall clock), with the ratio of the two as printed. No verdict: two ways of measuring one cost,
+    the floor's holding Python's issue of every call, whose pace moves from one run to the next, so the
+    sentence gives the ratio as this run's and no direction. `empty`: the empty dispatch as a timing.Timing
+    (profile_step's profile["empty_timing"]), whose band, scaled to the count, is printed beside it; or its
+    median in seconds. `what` (e.g. "the fused trainer") leads the sentence. A floor whose 20-80 % band is wider
+    than WIDE_BAND of its median gets one more sentence."""
     band = isinstance(empty, timing.Timing)
     median = empty.median if band else float(empty)
     estimate, count = fixed_cost(steps, dispatches, median)
     lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
-    floor_s = timing.seconds_exactly(*floor.text().split()[:2])                # as printed, exactly
-    count_s = timing.seconds_exactly(*seconds_text(estimate).split())
-    within = ""
-    if band and empty.low != empty.high:
-        low, high = (printed_seconds(empty.low), printed_seconds(empty.high))
-        count_low, count_high = (seconds_text(steps * dispatches * x) for x in (low, high))
-        within = (f" ({_span(count_low, count_high)} from the empty dispatch's 20–80 % band, "
-                  f"{_span(seconds_text(low), seconds_text(high))})")
-        inside = timing.seconds_exactly(*count_low.split()) <= floor_s <= timing.seconds_exactly(*count_high.split())
-    else:
-        inside = False
+    low, high = ((seconds_text(estimate * x / median) for x in (empty.low, empty.high)) if band else ("", ""))
+    within = f" ({_span(low, high)} from the empty dispatch's 20–80 % band)" if low != high else ""
     head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost{within}; the floor, an epoch "
             f"of the same empty dispatches timed by wall clock, is {floor.text()}")
-    ratio = floor_s / count_s                                                   # printed / printed, exactly
-    wide = (f" The floor's 20–80 % band is {100 * floor.noise:.0f} % of its median wide, so its median, and this "
-            "ratio, can move from one run to the next." if floor.noise > WIDE_BAND else "")
-    if inside:
-        return timing.Verdict(f"{head}: {timing.times(ratio)}× the count, within the count's band, so the two agree "
-                              f"within the noise we measured.{wide}", FLOOR_AGREES)
-    if timing.times(ratio) == "1.00":
-        return timing.Verdict(f"{head}: the two agree to within 1 %.{wide}", FLOOR_AGREES)
-    if ratio > 1:
-        beyond = ", above the count's band" if within else ""
-        return timing.Verdict(
-            f"{head}: the floor is {timing.times(ratio)}× the count{beyond}; an epoch's empty dispatches, timed whole "
-            "with Python's issue of every call and the wait for the last, cost more than copies of one timed in a "
-            f"stream, here.{wide}", FLOOR_ABOVE)
-    beyond = ", below the count's band" if within else ""
-    return timing.Verdict(
-        f"{head}: the floor is {timing.times(1 / ratio)}× below the count{beyond}; an epoch's empty dispatches cost "
-        f"less than copies of one timed in a stream, here.{wide}", FLOOR_BELOW)
+    ratio = (timing.seconds_exactly(*floor.text().split()[:2])                 # printed / printed, exactly
+             / timing.seconds_exactly(*seconds_text(estimate).split()))
+    wide = (f" The floor's 20–80 % band is {100 * floor.noise:.0f} % of its median wide." if floor.noise > WIDE_BAND
+            else "")
+    side = (f"{timing.times(ratio)}× the count" if ratio >= 1 or timing.times(1 / ratio) == "1.00" else
+            f"{timing.times(1 / ratio)}× below the count")
+    return (f"{head}: {side} in this run. The floor also holds Python's issue of every call and the wait for the "
+            f"last, whose pace moves from one run to the next, so the two need not agree, and this ratio is this "
+            f"run's.{wide}")
 
 
 def _span(low: str, high: str) -> str:
