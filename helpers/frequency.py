@@ -121,8 +121,9 @@ class FrequencyLog:
 
 
 def mhz_text(mhz: float) -> str:
-    """A clock in MHz as the notebooks print it: a whole number, '518' (517.5 MHz)."""
-    return f"{mhz:.0f}"
+    """A clock in MHz as the notebooks print it: a whole number rounded half up as a reader rounds it (timing.times),
+    '518' (517.5 MHz), '517' (516.5 MHz, where Python's :.0f rounds half to even, 516)."""
+    return timing.times(mhz, 0)
 
 
 def clock_ratio(fast_mhz: float | None, slow_mhz: float | None) -> Decimal | None:
@@ -138,21 +139,25 @@ def account(loop, steady, clock_ratio: float | Decimal | None, margin: float = 0
     """The training loop's epochs against back-to-back ones, and the SM clock of each, as one sentence for
     this run. loop, steady: Timings of the two kinds of epoch; clock_ratio: the back-to-back epochs' clock /
     the loop's (None where the clock was not sampled), best from the clocks as printed (the function
-    clock_ratio), so that the ratio printed matches the printed clocks. The clock is named as lower only beyond `margin`, with
-    what that can do (a kernel's time grows at most with 1/clock). It judges nothing: on one H100 the loop's
-    epochs were 1.6× to 2.95× the back-to-back median in five runs of notebook 05, one of them with bands that
-    overlapped, and the GPU clocked down 3.7× in one run and not at all in the next, so any verdict on a
-    gap or on the clock flipped between runs; the sentence says that these figures hold for this run only."""
+    clock_ratio), so that the ratio printed matches the printed clocks. The clock is named as lower (or higher)
+    from 1 + `margin` on, judged on the ratio as printed (two decimals, rounded half up), so one printed figure
+    never gets both outcomes: 1980 against 1722 MHz (1.1498) and against 1721 (1.1505) both print 1.15× and are
+    both named lower; a lower clock with what that can do (a kernel's time grows at most with 1/clock). It
+    judges nothing: on one H100 the loop's epochs were 1.6× to 2.95× the back-to-back median in five runs of
+    notebook 05, one of them with bands that overlapped, and the GPU clocked down 3.7× in one run and not at
+    all in the next, so any verdict on a gap or on the clock flipped between runs; the sentence says that these
+    figures hold for this run only."""
     head = (f"the training loop's epochs took {loop.text()} against {steady.text()} back to back, "
             f"{timing.times(timing.ratio(loop, steady))}× the back-to-back median")
-    limit = 1 + Decimal(str(margin))   # judged exactly, on the ratio as given (the printed clocks': clock_ratio)
+    limit = 1 + Decimal(str(margin))   # judged on the ratio as printed, the way it goes (lower or higher)
     exact = None if clock_ratio is None else (clock_ratio if isinstance(clock_ratio, Decimal) else
                                               Decimal(repr(float(clock_ratio))))
+    printed = None if exact is None else Decimal(timing.times(clock_ratio if exact >= 1 else 1 / clock_ratio))
     if clock_ratio is None:
         clock = ""
-    elif exact >= limit:
+    elif exact >= 1 and printed >= limit:
         clock = f", at a clock {timing.times(clock_ratio)}× lower, which can stretch a kernel by as much"
-    elif exact > 1 / limit:
+    elif printed < limit:
         words = clock_words(clock_ratio)
         clock = (", at the same clock" if words == "the same clock" else
                  f", at about the same clock ({words.removeprefix('a clock ')}, within the {100 * margin:.3g} % we "

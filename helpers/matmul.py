@@ -366,19 +366,27 @@ def splitk_verdict(timings: dict) -> timing.Verdict:
     """Split-K judged size by size from distributions: timings {n: (matmul_6's Timing, matmul_8's Timing)} at
     the sizes where it cut k into pieces. Outcome A_FASTER (split-K faster at every size), B_FASTER (slower
     at every size), SAME (called the same at every size, in timing.the_same's words) or "mixed"; each size is
-    named on its side with both times as printed (Timing.text()) and, where it won, lost or is level within the
-    noise, matmul_6's printed time over split-K's (split-K's speed as a multiple of matmul_6's) rounded half up
-    (timing.ratio, timing.times), the quotient a reader gets from the two figures printed beside it."""
+    named on its side with both times as printed (Timing.text()) and a ratio of those two printed figures, the
+    quotient a reader gets from them: where it won, matmul_6's time over split-K's as faster_by prints it
+    ('1.054× its speed', never a '1.05×' that reads as within timing.MARGIN); where it lost, split-K's over
+    matmul_6's as faster_by prints it ('1.27× slower'); where it is level within the noise, matmul_6's over
+    split-K's rounded half up to two decimals (timing.times, '0.98× its speed')."""
     if not timings:
         return timing.Verdict("At no size did split-K cut k into pieces: there it is matmul_6.", timing.SAME)
     side = {n: timing.compare(t8, t6) for n, (t6, t8) in sorted(timings.items())}
 
     def figures(n, speed=True):
         """'split-K 23.4 µs (23.1–23.8) against matmul_6's 60.6 µs (59.9–61.2), 2.59× its speed': both times
-        as printed, and matmul_6's printed time over split-K's, rounded half up."""
+        as printed, and their ratio as the docstring above says, by the side the size is on."""
         t6, t8 = timings[n]
         text = f"split-K {t8.text()} against matmul_6's {t6.text()}"
-        return text + (f", {timing.times(timing.ratio(t6, t8))}× its speed" if speed else "")
+        if not speed:
+            return text
+        if side[n] == timing.A_FASTER:
+            return f"{text}, {faster_by(t6, t8)}× its speed"
+        if side[n] == timing.B_FASTER:
+            return f"{text}, {faster_by(t8, t6)}× slower"
+        return f"{text}, {timing.times(timing.ratio(t6, t8))}× its speed"
 
     def at(sizes, speed=True):
         return findings.listed(f"{n}³ ({figures(n, speed)})" for n in sizes)

@@ -216,3 +216,25 @@ def test_account_judges_the_margin_on_the_printed_clocks(fast, slow, words):
     (the unrounded 1.1495 would have been within the margin); 1140 against it is 1.14, within."""
     from helpers import frequency
     assert words in account(_epochs(50.0), _epochs(20.0), frequency.clock_ratio(fast, slow))
+
+
+@pytest.mark.parametrize("fast, slow, words", [
+    (1980.0, 1722.0, "a clock 1.15× lower, which can stretch"),     # 1.1498, printed 1.15: named lower, as 1.15 is
+    (1980.0, 1721.4, "a clock 1.15× lower, which can stretch"),     # printed 1721: 1.1505, the same printed figure
+    (1980.0, 1731.0, "about the same clock (1.14× lower, within the 15 %"),   # 1.1438, printed 1.14: within
+    (1722.0, 1980.0, "at a clock 1.15× higher;"),                   # 1 / 0.86970 = 1.1498, printed 1.15: beyond
+    (1732.0, 1980.0, "about the same clock (1.14× higher, within the 15 %")])
+def test_account_judges_the_margin_on_the_ratio_as_printed(fast, slow, words):
+    """One printed ratio, one outcome: 1980 against 1722 MHz is 1.1498 unrounded, within 15 %, but prints 1.15,
+    as 1980 against 1721 (1.1505) does; both are named lower. The same holds the other way, for a higher clock."""
+    from helpers import frequency
+    text = account(_epochs(50.0), _epochs(20.0), frequency.clock_ratio(fast, slow))
+    assert words in text
+    assert not ("1.15×" in text and "within" in text)
+
+
+@pytest.mark.parametrize("mhz, printed", [(516.5, "517"), (516.49, "516"), (517.5, "518"), (1980.0, "1980")])
+def test_mhz_text_rounds_half_up(mhz, printed):
+    """516.5 MHz prints 517, as a reader rounds it (Python's :.0f rounds half to even: 516); 516.49 prints 516."""
+    from helpers import frequency
+    assert frequency.mhz_text(mhz) == printed

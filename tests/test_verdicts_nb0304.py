@@ -25,7 +25,7 @@ def test_splitk_verdict_all_faster():
 def test_splitk_verdict_all_slower():
     v = matmul.splitk_verdict({256: (t(1.0), t(1.27))})
     assert v.outcome == timing.B_FASTER and "pays" not in v
-    assert v.startswith(f"At 256³ (split-K {t(1.27).text()} against matmul_6's {t(1.0).text()}, 0.79× its speed) "
+    assert v.startswith(f"At 256³ (split-K {t(1.27).text()} against matmul_6's {t(1.0).text()}, 1.27× slower) "
                         "the pieces' trip")
 
 
@@ -50,8 +50,23 @@ def test_splitk_verdict_mixed_names_each_side():
     v = matmul.splitk_verdict({256: (t(1.0), t(1.27)), 512: (t(1.67), t(1.0)), 1024: (t(1.0), t(1.01))})
     assert v.outcome == "mixed"
     assert v.startswith("At 512³ (split-K ") and ", 1.67× its speed) filling the idle SMs pays" in v
-    assert ", 0.79× its speed) the pieces' trip" in v and "at 1024³ (" in v and "0.99× its speed" in v
+    assert ", 1.27× slower) the pieces' trip" in v and "at 1024³ (" in v and "0.99× its speed" in v
     assert "within the noise" in v
+
+
+@pytest.mark.parametrize("t6, t8, outcome, words", [
+    (156.9, 148.9, timing.A_FASTER, "1.054× its speed) filling the idle SMs pays"),   # two decimals: 1.05, the margin
+    (148.9, 156.9, timing.B_FASTER, "1.054× slower) the pieces' trip"),
+    (156.0, 148.9, timing.SAME, "1.05× apart, within the 5 % we call the same"),      # 1.0477: inside the margin
+    (160.0, 148.9, timing.A_FASTER, "1.07× its speed) filling")])                     # well beyond: three digits
+def test_splitk_verdict_prints_a_win_or_loss_just_beyond_the_margin_beyond_it(t6, t8, outcome, words):
+    """156.9 against 148.9 µs is 1.054: beyond the 5 % margin, so it prints 1.054×, never a 1.05× that reads as
+    within it; the same gap the other way prints 1.054× slower; 156 against 148.9 (1.048) is within."""
+    def us(median):
+        return timing.Timing.from_row({"us": median, "us_low": median - 0.1, "us_high": median + 0.1}, "us", 1e6)
+    v = matmul.splitk_verdict({1024: (us(t6), us(t8))})
+    assert v.outcome == outcome and words in v
+    assert "1.05× its speed" not in v and "1.05× slower" not in v
 
 
 def test_splitk_verdict_without_pieces():
@@ -547,7 +562,9 @@ def test_cublas_share_notes_write_percent_one_way():
         {"impl": "cuBLAS fp32 (torch, TF32 off)", "size": 4096, "seconds": 3e-3, "gflops": 50000.0},
         {"impl": "matmul_2_tiled", "size": 256, "seconds": 15e-6, "gflops": 2000.0})]
     (note,) = bench_matmul.cublas_share_notes(rows)
-    assert "matmul_2_tiled 200.0%" in note and "above 100%" in note and " %" not in note
+    assert "matmul_2_tiled 200.0% of its speed (" in note and " 200.0 %" not in note     # the table's way
+    assert "the 5 % margin" in note and "5%" not in note                                  # the notebook's way
+    assert "so the rung named faster costs less per call here" in note and "share above" not in note
 
 
 def test_loads_sentence_wins_back_what_the_printed_percentages_give():
@@ -756,15 +773,15 @@ def test_cublas_share_notes_call_a_lead_inside_the_margin_level():
     from helpers.bench import matmul as bench_matmul
     (note,) = bench_matmul.cublas_share_notes(_at_512(_us_row("matmul_9_interior", 512, 25.1, 25.0, 25.2)))
     assert note.outcome == bench_matmul.LEVEL
-    assert note == ("At 512³ cuBLAS took 25.8 µs (25.6–25.9) a call; matmul_9_interior 102.8% (25.1 µs (25–25.2)) "
-                    "of its speed is level with cuBLAS, 1.03× apart, within the 5% we call the same.")
-    assert "less per call" not in note and " %" not in note
+    assert note == ("At 512³ cuBLAS took 25.8 µs (25.6–25.9) a call; matmul_9_interior 102.8% of its speed "
+                    "(25.1 µs (25–25.2)) is level with cuBLAS, 1.03× apart, within the 5 % we call the same.")
+    assert "less per call" not in note
 
 
 @pytest.mark.parametrize("rung, outcome, words", [
     ((25.5, 25.3, 25.7), "level with cuBLAS", "is level with cuBLAS, the same within the noise we measured"),
-    ((26.2, 26.1, 26.3), "level with cuBLAS", "matmul_9_interior 98.5% (26.2 µs (26.1–26.3)) of its speed is level"),
-    ((23.0, 22.9, 23.1), "cuBLAS below its best", "costs less per call, beyond the noise and the 5% margin"),
+    ((26.2, 26.1, 26.3), "level with cuBLAS", "matmul_9_interior 98.5% of its speed (26.2 µs (26.1–26.3)) is level"),
+    ((23.0, 22.9, 23.1), "cuBLAS below its best", "costs less per call, beyond the noise and the 5 % margin"),
     ((28.0, 27.9, 28.1), None, None)])      # cuBLAS faster beyond the noise: no note
 def test_cublas_share_notes_on_every_side_of_the_noise_and_margin(rung, outcome, words):
     from helpers.bench import matmul as bench_matmul
@@ -799,7 +816,7 @@ def test_cublas_share_notes_never_call_a_row_without_a_band_faster():
     for rows in (_at_512(bare(fast)), [bare(r) for r in _at_512(fast)]):
         (note,) = bench_matmul.cublas_share_notes(rows)
         assert note.outcome == bench_matmul.UNJUDGED
-        assert "matmul_9_interior 129.0% of its speed has a median below cuBLAS's, but with no 20–80% band " \
+        assert "matmul_9_interior 129.0% of its speed has a median below cuBLAS's, but with no 20–80 % band " \
                "stored, whether it is faster beyond the noise cannot be judged" in note
         assert "less per call" not in note and "level" not in note
     assert bench_matmul.cublas_share_notes(_at_512(bare(_us_row("matmul_9_interior", 512, 30.0, 29.9, 30.1)))) == []
@@ -883,9 +900,36 @@ def test_limit_sentence_judges_the_fastest_rung_against_cublas(blas, outcome, wo
     assert v.outcome == outcome and words in v
     ours, theirs = bench_matmul.tflops_text(timing.Timing.from_row(rows[1], "seconds", 1.0), 2048), \
         bench_matmul.tflops_text(timing.Timing.from_row(rows[2], "seconds", 1.0), 2048)
-    share = round(100 * float(ours.split()[0]) / float(theirs.split()[0]))   # from the figures as printed
-    assert v.startswith(f"At 2048³ the fastest rung, matmul_9_interior, ran {ours}, {share}% of cuBLAS fp32's "
-                        f"{theirs} in the same run; per call, ")
+    share = bench_matmul.percent_of(rows[1]["gflops"], rows[2]["gflops"])    # as the table prints it
+    assert v.startswith(f"At 2048³ the fastest rung, matmul_9_interior, ran {ours} and cuBLAS fp32 {theirs} in the "
+                        f"same run, {share}% of cuBLAS fp32's speed from the table's GFLOP/s; per call, ")
+    clocked = [dict(r, clock="test") for r in rows]
+    assert f"{share}%" in bench_matmul.table(clocked) and share == bench_matmul.percent(g["share"])
+
+
+def test_limit_sentence_prints_the_share_the_table_and_what_we_measured_print():
+    """65.8 against 64.9 µs at 1024³: the TFLOP/s as printed, 32.6 against 33.1, give 98 % in whole percent, the
+    table's 32636 against 33088 GFLOP/s give 98.6 %: the sentence prints the table's figure, the one README and
+    "What we measured" print (percent(g['share'])), never a second rounding of the TFLOP/s figures."""
+    from decimal import Decimal
+    from helpers.bench import matmul as bench_matmul
+    rows = [_us_row("matmul_9_interior", 1024, 65.8, 65.7, 65.9), _us_row(BLAS, 1024, 64.9, 64.8, 65.0)]
+    (g,) = bench_matmul.against_cublas(rows)
+    v = bench_matmul.limit_sentence(rows, g)
+    share = bench_matmul.percent(g["share"])
+    assert share == bench_matmul.percent_of(rows[0]["gflops"], rows[1]["gflops"]) == Decimal("98.6")
+    assert "ran 32.6 TFLOP/s (32.6–32.7) and cuBLAS fp32 33.1 TFLOP/s (33–33.1) in the same run, " in v
+    assert f", {share}% of cuBLAS fp32's speed from the table's GFLOP/s;" in v and "98%" not in v
+    assert f"{share}%" in bench_matmul.table([dict(r, clock="test") for r in rows])
+
+
+def test_what_we_measured_prints_the_share_of_cublas_as_the_table_does():
+    """Notebook 04's "What we measured" prints the fastest rung's share with percent (one decimal), not :.0%."""
+    import json
+    from pathlib import Path
+    nb = json.loads((Path(__file__).parent.parent / "notebooks" / "04_matmul_ladder.ipynb").read_text())
+    (src,) = ["".join(c["source"]) for c in nb["cells"] if "findings.what_we_measured" in "".join(c["source"])]
+    assert "bench_matmul.percent(best['share'])}%" in src and "best['share']:.0%" not in src
 
 
 def test_limit_sentence_without_bands_does_not_judge():
@@ -906,3 +950,22 @@ def test_crossover_sentence_names_the_gpu_input(rows, given, kind):
     v = inference.crossover_sentence(rows, given)
     assert v.startswith(f"with {kind} input to the GPU, ")
     assert ("NumPy is ahead or level" in v) == (v.outcome == inference.NUMPY_EVERYWHERE)
+
+
+def test_cublas_share_notes_say_cheaper_per_call_only_of_the_rungs_named_faster():
+    """The committed 256³ case: cuBLAS mostly launch overhead, two rungs faster beyond the noise and one above
+    100 % level with it. The note says the rungs named faster cost less per call, not that any share above
+    100 % does (matmul_1_naive's 105.3 % is level), and each time follows 'of its speed', so its reads as
+    cuBLAS's."""
+    from helpers.bench import matmul as bench_matmul
+    rows = [_us_row(BLAS, 4096, 2700.0, 2690.0, 2710.0), _us_row(BLAS, 256, 20.7, 20.0, 21.5),
+            _us_row("matmul_1_naive", 256, 19.66, 19.5, 20.1), _us_row("matmul_2_tiled", 256, 11.1, 11.0, 11.2),
+            _us_row("matmul_9_interior", 256, 15.6, 15.5, 15.7)]
+    (note,) = bench_matmul.cublas_share_notes(rows)
+    assert note.outcome == bench_matmul.OVERHEAD
+    assert "matmul_2_tiled 186.5% of its speed (11.1 µs (11–11.2)) and matmul_9_interior 132.7% of its speed " \
+           "(15.6 µs (15.5–15.7)) cost less per call, beyond the noise and the 5 % margin" in note
+    assert "so the rungs named faster cost less per call here, which says nothing of whether their arithmetic" in note
+    assert "; matmul_1_naive 105.3% of its speed (19.7 µs (19.5–20.1)) is level with cuBLAS, the same within the " \
+           "noise we measured." in note
+    assert "share above" not in note and "%)" not in note

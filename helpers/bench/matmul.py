@@ -417,7 +417,8 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
     less per call than cuBLAS; rungs compare() calls the same are level with it, in timing.the_same's words;
     where a rung's row or cuBLAS's stores no band (banded), nothing is judged, and a rung whose median is below
     cuBLAS's is said to have no band to judge it by, never to be faster. Each rung is named with its share of
-    cuBLAS's speed as table() prints it and its time. Where some rung is faster, what that means, from
+    cuBLAS's speed as table() prints it, then its time ('matmul_9_interior 102.8% of its speed (25.1 µs (…))',
+    its: cuBLAS's). Where some rung is faster, what that means, from
     cuBLAS's own speed at that size against its best in the run: below LAUNCH_BOUND of its best, cuBLAS's
     time is mostly the fixed cost of a call (OVERHEAD); below NEAR_PEAK it is UNDER_PEAK; from NEAR_PEAK up
     the rung beats cuBLAS at about its best (AT_PEAK). Where none is: LEVEL, or UNJUDGED. With every row
@@ -442,22 +443,23 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
                 continue
             outcome = timing.compare(tr, tb)
             if outcome == timing.A_FASTER:
-                faster.append(f"{r['impl']} {share}% ({tr.text()})")
+                faster.append(f"{r['impl']} {share}% of its speed ({tr.text()})")
             elif outcome == timing.SAME:     # grouped by the_same()'s reason, said once for the group
-                reason = timing.the_same(tr, tb).replace(" %", "%")    # the note writes percent one way
-                level.setdefault(reason, []).append(f"{r['impl']} {share}% ({tr.text()})")
+                reason = timing.the_same(tr, tb)
+                level.setdefault(reason, []).append(f"{r['impl']} {share}% of its speed ({tr.text()})")
         if not (faster or level or unjudged):
             continue
         said = []
         if faster:
             one = len(faster) == 1
             rung, verb = ("that rung", "s") if one else ("those rungs", "")
+            named = ("the rung named faster costs", "its") if one else ("the rungs named faster cost", "their")
             own = b["gflops"] / best
             if own < LAUNCH_BOUND:
                 outcome = OVERHEAD
                 why = (f"at its best speed cuBLAS's arithmetic would take {own:.0%} of that time, the rest being the "
                        "fixed cost of a call (issuing it from PyTorch, launching its kernel) on a GPU this size does "
-                       f"not fill, so a share above 100% says {rung} cost{verb} less per call here, not that the "
+                       f"not fill, so {named[0]} less per call here, which says nothing of whether {named[1]} "
                        "arithmetic is faster")
             elif own < NEAR_PEAK:
                 outcome = UNDER_PEAK
@@ -467,17 +469,17 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
                 outcome = AT_PEAK
                 why = (f"cuBLAS ran at {own:.0%} of its own best speed in the same run, so {rung} beat{verb} cuBLAS "
                        "at about its best here")
-            said.append(f"{findings.listed(faster)} of its speed cost{'s' if one else ''} less per call, beyond the "
-                        f"noise and the {100 * timing.MARGIN:.3g}% margin: {why}")
+            said.append(f"{findings.listed(faster)} cost{'s' if one else ''} less per call, beyond the "
+                        f"noise and the {100 * timing.MARGIN:.3g} % margin: {why}")
         else:
             outcome = LEVEL if level else UNJUDGED
         for reason, names in level.items():
-            said.append(f"{findings.listed(names)} of its speed {'is' if len(names) == 1 else 'are'} level with "
+            said.append(f"{findings.listed(names)} {'is' if len(names) == 1 else 'are'} level with "
                         f"cuBLAS, {reason}")
         if unjudged:
             one = len(unjudged) == 1
             said.append(f"{findings.listed(unjudged)} of its speed {'has a median' if one else 'have medians'} below "
-                        f"cuBLAS's, but with no 20–80% band stored, whether {'it is' if one else 'they are'} faster "
+                        f"cuBLAS's, but with no 20–80 % band stored, whether {'it is' if one else 'they are'} faster "
                         "beyond the noise cannot be judged")
         notes.append(timing.Verdict(f"At {n}³ cuBLAS took {tb.text()} a call; " + "; ".join(said) + ".", outcome))
     return notes
@@ -519,8 +521,9 @@ def rows_verdict(rows: list[dict], impl: str, base: str, n: int) -> timing.Verdi
 
 def limit_sentence(rows: list[dict], g: dict) -> timing.Verdict | None:
     """One of against_cublas's dicts as a sentence: the fastest rung's speed and cuBLAS fp32's in the same run,
-    each in TFLOP/s with its band (tflops_text), the rung's share of cuBLAS's speed in whole percent from the
-    two figures as printed, then the two times per call judged by matmul.versus (compare() with timing.MARGIN:
+    each in TFLOP/s with its band (tflops_text), the rung's share of cuBLAS's speed as table() prints it
+    (percent_of: one decimal, from the table's GFLOP/s, the one figure README and "What we measured" print
+    too), then the two times per call judged by matmul.versus (compare() with timing.MARGIN:
     faster, or the same within the noise). Where either row stores no band, the times without a verdict and
     the outcome UNJUDGED. None where the rows lack either timing."""
     n = g["size"]
@@ -529,11 +532,10 @@ def limit_sentence(rows: list[dict], g: dict) -> timing.Verdict | None:
     if rung is None or blas_row is None:
         return None
     blas = timing.Timing.from_row(blas_row, "seconds", 1.0)
-    ours, theirs = tflops_text(rung, n), tflops_text(blas, n)
-    share = Decimal(ours.split(" ", 1)[0]) / Decimal(theirs.split(" ", 1)[0])
-    head = (f"At {n}³ the fastest rung, {g['label']}, ran {ours}, {timing.times(100 * share, 0)}% of cuBLAS fp32's "
-            f"{theirs} in the same run")
     row = next(r for r in rows if r["size"] == n and r["impl"] == g["best"])
+    share = percent_of(row["gflops"], blas_row["gflops"])     # as table() prints it
+    head = (f"At {n}³ the fastest rung, {g['label']}, ran {tflops_text(rung, n)} and cuBLAS fp32 "
+            f"{tflops_text(blas, n)} in the same run, {share}% of cuBLAS fp32's speed from the table's GFLOP/s")
     if not (banded(row) and banded(blas_row)):
         return timing.Verdict(f"{head}; per call it took {rung.text()} and cuBLAS {blas.text()}: with no 20–80 % band "
                               "stored, whether either is faster beyond the noise cannot be judged.", UNJUDGED)
