@@ -285,6 +285,41 @@ class Verdict(str):
         return self
 
 
+def paired_ratio(a: Timing, b: Timing) -> Timing:
+    """a's samples over b's, round by round: for two timings taken in turn (measure_interleaved), whose i-th
+    samples come from the same round. A disturbance that slows both in one round (the clock, another process)
+    cancels in that round's ratio, where it would widen both bands. A Timing of ratios (no unit)."""
+    if len(a.samples) != len(b.samples):
+        raise ValueError(f"paired_ratio needs the same number of rounds, got {len(a.samples)} and {len(b.samples)}: "
+                         "take the two in turn with measure_interleaved")
+    return Timing(tuple(x / y for x, y in zip(a.samples, b.samples)), "ratio")
+
+
+def compare_paired(a: Timing, b: Timing, margin: float = MARGIN) -> str:
+    """compare() for two timings taken in turn, judged on their rounds' ratios (paired_ratio): B_FASTER when
+    the ratios' whole 20–80 % band lies above 1 and their median, as times() prints it, beyond 1 + margin;
+    A_FASTER the other way round; SAME otherwise."""
+    r, limit = paired_ratio(a, b), 1 + Decimal(str(margin))
+    if r.low > 1 and Decimal(times(r.median)) > limit:
+        return B_FASTER
+    if r.high < 1 and Decimal(times(1 / r.median)) > limit:
+        return A_FASTER
+    return SAME
+
+
+def paired_text(a: Timing, b: Timing) -> str:
+    """The rounds' ratio a / b as a sentence part: '1.25× (1.24–1.26) round by round' (its median and 20–80 %
+    band), or '1.25× in every round'."""
+    r = paired_ratio(a, b)
+    if r.low == r.high:
+        return f"{times(r.median)}× in every round"
+    for more in range(3):
+        low, high = _g(r.low, 3 + more), _g(r.high, 3 + more)
+        if low != high:
+            break
+    return f"{times(r.median)}× ({low}–{high}) round by round"
+
+
 def overlap(a: Timing, b: Timing) -> bool:
     """True when the 20–80 % bands of a and b share some time (touching counts)."""
     return a.low <= b.high and b.low <= a.high

@@ -165,16 +165,19 @@ def _two_products(ladder_us, cublas_us, hidden=128):
 
 
 def test_epoch_limits_ratio_is_the_one_of_its_printed_figures():
-    """The committed run's case: 10.4351 ms against a floor of 2.7051 ms and cuBLAS's 5.9849 ms print as 10.44,
-    2.71 and 5.98 ms, whose quotients are 3.852 and 1.7458: 3.85× and 1.75× (the unrounded figures give 3.8576
-    and 1.7436, which printed 3.86× and 1.74×)."""
+    """10.4351 ms against a floor of 2.7051 ms print as 10.44 and 2.71 ms, whose quotient is 3.852: 3.85× (the
+    unrounded figures give 3.8576, which printed 3.86×); cuBLAS's epoch is its step as printed times the steps."""
     rows = [{"name": "fused blocked 784-128-10 SGD", "ms": 10.4351, "steps": 469},
             {"name": "floor: 469×2 empty dispatches + barriers", "ms": 2.7051, "steps": 469, "dispatches_per_step": 2}]
     floor, blas = limits.epoch_limits(rows, _two_products(30.0, 5.9849 / 469 * 1e3), 128)
     assert floor["ours"] == "fused blocked 784-128-10 SGD, 10.44 ms" and floor["limit"] == "empty-dispatch floor 2.71 ms"
     assert floor["against"] == "3.85× its time" and floor["times"] == "3.85×"
-    assert blas["limit"] == "cuBLAS's two products alone 5.98 ms" and blas["against"] == "1.75× its time"
-    assert (floor["ours_ms"], floor["limit_ms"], blas["limit_ms"]) == (10.44, 2.71, 5.98)   # the figures as printed
+    # cuBLAS's step prints as 12.8 µs (two_products), so its epoch is 12.8 × 469 = 6003.2 µs: 6.00 ms, 1.74×
+    assert blas["limit"] == "cuBLAS's two products alone 6.00 ms" and blas["against"] == "1.74× its time"
+    assert "12.8 µs × 469 steps" in blas["source"]
+    assert (floor["ours_ms"], floor["limit_ms"], blas["limit_ms"]) == (10.44, 2.71, 6.00)   # the figures as printed
+    run_u1 = limits.epoch_limits(rows, _two_products(30.0, 12.399), 128)[1]     # 12.4 µs × 469 = 5.8156 ms
+    assert run_u1["limit"] == "cuBLAS's two products alone 5.82 ms"
 
 
 def test_two_products_ratio_is_the_one_of_its_printed_figures():

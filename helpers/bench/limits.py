@@ -81,8 +81,9 @@ def epoch_limits(rows: list[dict], product_rows: list[dict], hidden: int) -> lis
                           "2 empty dispatches + barriers a step, same run"))
     blas = products.step_seconds(product_rows, hidden, cublas=True)
     if blas is not None:
-        out.append(_limit(what, ours, best["ms"], "cuBLAS's two products alone", 1e3 * blas * best["steps"],
-                          f"cuBLAS fp32 in a CUDA graph, × {best['steps']} steps, same run"))
+        step_us = Decimal(f"{1e6 * blas:.1f}")     # a step's figure as two_products prints it, times the steps
+        out.append(_limit(what, ours, best["ms"], "cuBLAS's two products alone", float(step_us * best["steps"] / 1000),
+                          f"cuBLAS fp32 in a CUDA graph, {step_us} µs × {best['steps']} steps, same run"))
     for precision, label in (("highest", "JAX fp32"), ("default", "JAX default (TF32)")):
         jax = fused.jax_by_precision(rows, hidden).get(precision)
         if jax:
@@ -281,17 +282,19 @@ def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
 
 def bytes_against_time(bytes_ratio: float, split, fused, margin: float = NOISY) -> "timing.Verdict":
     """The split forward against fused_forward_1: bytes_ratio times fewer bytes of W1; split and fused, the
-    two kernels' Timings (measured interleaved). Outcomes: compare's, A being the split."""
+    two kernels' Timings, measured in turn (forwards_interleaved). Judged on the rounds' ratios
+    (timing.compare_paired), so a disturbance that slows both kernels in some rounds widens neither side of
+    the verdict. Outcomes: compare's, A being the split."""
     head = f"the split forward reads {bytes_ratio:.1f}× fewer bytes of W1; "
-    outcome = timing.compare(split, fused, margin)
+    outcome = timing.compare_paired(split, fused, margin)
+    took = f"it takes {split.text()} against {fused.text()}, {timing.paired_text(split, fused)}"
     if outcome == timing.A_FASTER:
-        words = f"it takes {split.text()} against {fused.text()}: cutting the bytes cut the time"
+        words = f"{took}: cutting the bytes cut the time"
     elif outcome == timing.B_FASTER:
-        words = (f"it takes {split.text()} against {fused.text()}, longer: what the split adds costs more than the "
-                 "bytes it saves")
+        words = f"{took}, longer: what the split adds costs more than the bytes it saves"
     else:
-        words = (f"it takes {split.text()} against {fused.text()}, {timing.the_same(split, fused, margin)}: fewer "
-                 "bytes, no time saved beyond that")
+        words = (f"{took}, within the {100 * margin:.3g} % we call the same: fewer bytes, no time saved beyond "
+                 "that")
     return timing.Verdict(head + words, outcome)
 
 

@@ -224,7 +224,7 @@ def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = N
     kernel, empty = {k: _kept(t) for k, t in kernel.items()}, _kept(empty)
     streams = {k: _kept(t) for k, t in streams.items()}
     readback, order_upload = _kept(readback), _kept(order_upload)
-    total = sum(t.median for t in kernel.values())
+    total = float(sum(timing.shown_exactly(t) for t in kernel.values()))   # the kernels' medians as text() prints them, added
     step, issued = streams["step"], streams["issue"]
     python_around = issued.median - sum(c["per_step"].median for c in calls.values())
     return {"kernel": {k: t.median for k, t in kernel.items()}, "kernel_total": total, "empty": empty.median,
@@ -487,14 +487,15 @@ def floor_against_estimate(floor: timing.Timing, steps: int, dispatches: int, em
     dispatches, wall clock), with the ratio of the two as printed. No verdict: two ways of measuring one cost,
     the floor's holding Python's issue of every call, whose pace moves from one run to the next, so the
     sentence gives the ratio as this run's and no direction. `empty`: the empty dispatch as a timing.Timing
-    (profile_step's profile["empty_timing"]), whose band, scaled to the count, is printed beside it; or its
-    median in seconds. `what` (e.g. "the fused trainer") leads the sentence. A floor whose 20-80 % band is wider
+    (profile_step's profile["empty_timing"]), whose band's printed ends times steps x dispatches are printed
+    beside the count; or its median in seconds. `what` (e.g. "the fused trainer") leads the sentence. A floor whose 20-80 % band is wider
     than WIDE_BAND of its median gets one more sentence."""
     band = isinstance(empty, timing.Timing)
     median = empty.median if band else float(empty)
     estimate, count = fixed_cost(steps, dispatches, median)
     lead = f"{what[0].upper()}{what[1:]}: counted" if what else "Counted"
-    low, high = ((seconds_text(estimate * x / median) for x in (empty.low, empty.high)) if band else ("", ""))
+    low, high = ((seconds_text(steps * dispatches * printed_seconds(x)) for x in (empty.low, empty.high))
+                 if band else ("", ""))        # the band's ends as the empty dispatch's text() prints them, times the count
     within = f" ({_span(low, high)} from the empty dispatch's 20–80 % band)" if low != high else ""
     head = (f"{lead} from one empty dispatch timed by {clock}, {count} of fixed cost{within}; the floor, an epoch "
             f"of the same empty dispatches timed by wall clock, is {floor.text()}")
