@@ -327,8 +327,13 @@ def overlap(a: Timing, b: Timing) -> bool:
 
 def apart(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     """Why compare() calls two timings whose bands do not overlap the same: '1.30× apart, within the 50 % we
-    call the same' (the ratio of the medians as printed, and `margin` as the percentage it is)."""
-    return f"{times(max(ratio(a, b), ratio(b, a)))}× apart, within the {100 * margin:.3g} % we call the same"
+    call the same' (the ratio of the medians as printed, and `margin` as the percentage it is); a ratio within
+    the margin that two decimals would round onto it gets the digits that show it inside: '1.047× apart,
+    within the 5 %'."""
+    value, limit = max(ratio(a, b), ratio(b, a)), 1 + Decimal(str(margin))
+    shown = next((times(value, digits=d) for d in range(3, 9) if Decimal(times(value, digits=d)) < limit),
+                 times(value)) if Decimal(times(value)) >= limit else times(value)   # 1.047 at 5 %: 1.047, not 1.05
+    return f"{shown}× apart, within the {100 * margin:.3g} % we call the same"
 
 
 SAME_WITHIN_NOISE = "the same within the noise we measured"   # the_same()'s words where the bands overlap

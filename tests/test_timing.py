@@ -267,7 +267,7 @@ def test_the_margin_is_judged_on_the_printed_medians(slow_median, outcome):
     v = timing.versus(fast, slow, "A", "B", margin=0.05)
     assert v.outcome == outcome
     if outcome == timing.SAME:
-        assert "1.05× apart, within the 5 % we call the same" in v
+        assert "1.045× apart, within the 5 % we call the same" in v
     else:
         assert "is 1.1× faster than" in v
 
@@ -304,3 +304,13 @@ def test_a_ratio_ending_in_an_exact_five_rounds_up():
 def test_a_negative_duration_takes_the_unit_of_its_size():
     """A cost beyond a floor can come out below zero: -14.1 ms prints as such, not as -14100 µs."""
     assert timing.Timing((-0.0233, -0.0141, 0.054)).text() == "-14.1 ms (-19.6–26.8)"   # 20–80 % of three
+
+
+def test_apart_never_prints_a_ratio_inside_the_margin_as_the_margin():
+    """1.047 within 5 % prints 1.047×, not a 1.05× that reads as on the margin; 1.04 prints 1.04×."""
+    from helpers import timing as t
+    a, b = t.Timing((10.0e-3,)), t.Timing((9.55e-3,))                  # 10.0 / 9.55 = 1.0471
+    assert t.apart(a, b, 0.05).startswith("1.047× apart, within the 5 % we call the same")
+    assert t.apart(t.Timing((9.93e-3,)), b, 0.05).startswith("1.04× apart")  # 1.0398
+    ten = t.Timing((10.0e-3,))
+    assert t.apart(t.Timing((10.5e-3,)), ten, 0.05).startswith("1.05× apart")  # exactly on it: 1.05 is not beyond

@@ -57,7 +57,7 @@ def test_splitk_verdict_mixed_names_each_side():
 @pytest.mark.parametrize("t6, t8, outcome, words", [
     (156.9, 148.9, timing.A_FASTER, "1.054× its speed) filling the idle SMs pays"),   # two decimals: 1.05, the margin
     (148.9, 156.9, timing.B_FASTER, "1.054× slower) the pieces' trip"),
-    (156.0, 148.9, timing.SAME, "1.05× apart, within the 5 % we call the same"),      # 1.0477: inside the margin
+    (156.0, 148.9, timing.SAME, "1.048× apart, within the 5 % we call the same"),      # 1.0477: inside the margin
     (160.0, 148.9, timing.A_FASTER, "1.07× its speed) filling")])                     # well beyond: three digits
 def test_splitk_verdict_prints_a_win_or_loss_just_beyond_the_margin_beyond_it(t6, t8, outcome, words):
     """156.9 against 148.9 µs is 1.054: beyond the 5 % margin, so it prints 1.054×, never a 1.05× that reads as
