@@ -250,9 +250,10 @@ def compare(a: Timing, b: Timing, margin: float = MARGIN, shown=None) -> str:
     table prints them another way), the figures a reader divides, so a sentence never calls two timings
     apart that its own figures put within the margin, or the other way round."""
     limit, shown = 1 + Decimal(str(margin)), shown or shown_exactly
-    if a.high < b.low and _beyond(b, a, limit, shown):
+    (a_low, a_high), (b_low, b_high) = band_shown(a), band_shown(b)     # the bands as printed: never 'apart'
+    if a_high < b_low and _beyond(b, a, limit, shown):                  # where the reader sees them meet
         return A_FASTER
-    if b.high < a.low and _beyond(a, b, limit, shown):
+    if b_high < a_low and _beyond(a, b, limit, shown):
         return B_FASTER
     return SAME
 
@@ -320,9 +321,23 @@ def paired_text(a: Timing, b: Timing) -> str:
     return f"{times(r.median)}× ({low}–{high}) round by round"
 
 
+def band_shown(t: Timing) -> tuple:
+    """t's 20–80 % band as t.text() prints it, in seconds, exactly: (low, high); a timing printed with no
+    spread has its median at both ends."""
+    median, unit, rest = t.text().split(" ", 2)
+    if not rest.startswith("(") or "–" not in rest:
+        value = seconds_exactly(median, unit)
+        return value, value
+    low, high = rest.strip("()").split("–")
+    return seconds_exactly(low, unit), seconds_exactly(high, unit)
+
+
 def overlap(a: Timing, b: Timing) -> bool:
-    """True when the 20–80 % bands of a and b share some time (touching counts)."""
-    return a.low <= b.high and b.low <= a.high
+    """True when the 20–80 % bands of a and b, as text() prints them, share some time (touching counts): a
+    reader who sees '10.3 ms (10.3–10.4)' and '10.5 ms (10.4–10.5)' sees them meet, whatever the unrounded
+    ends were."""
+    (a_low, a_high), (b_low, b_high) = band_shown(a), band_shown(b)
+    return a_low <= b_high and b_low <= a_high
 
 
 def apart(a: Timing, b: Timing, margin: float = MARGIN) -> str:

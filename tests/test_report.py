@@ -94,7 +94,8 @@ def _band(ms, low, high):
 
 @pytest.mark.parametrize("ours, theirs, said", [
     (_band(25.33, 24.92, 26.06), _band(25.94, 25.89, 26.01), "the same within the noise we measured (1.02×)"),   # the wide net
-    (_band(25.33, 24.92, 25.88), _band(25.94, 25.89, 26.01), "1.02× apart, within the 5 % we call the same"),  # bands apart
+    (_band(25.33, 24.92, 25.78), _band(25.94, 25.89, 26.01), "1.02× apart, within the 5 % we call the same"),  # bands apart
+    (_band(25.33, 24.92, 25.88), _band(25.94, 25.89, 26.01), "the same within the noise we measured (1.02×)"),  # meet as printed
     (_band(25.33, 24.92, 25.89), _band(25.94, 25.89, 26.01), "the same within the noise we measured (1.02×)"),   # bands touch
     (_band(12.81, 12.22, 13.03), _band(17.32, 17.21, 17.44), "1.4× faster"),
     (_band(17.32, 17.21, 17.44), _band(12.81, 12.22, 13.03), "1.4× slower")])
