@@ -441,15 +441,9 @@ def faster_by(slow: timing.Timing, fast: timing.Timing, margin: float = timing.M
 
 def versus(a: timing.Timing, b: timing.Timing, name_a: str, name_b: str, margin: float = timing.MARGIN
            ) -> timing.Verdict:
-    """timing.versus (the same outcome, the same words), its ratio printed by faster_by: 'A (…) is 1.054×
-    faster than B (…)' where timing.versus's two digits would print 1.1×."""
-    v = timing.versus(a, b, name_a, name_b, margin)
-    if v.outcome == timing.SAME:
-        return v
-    (fast, fast_name), (slow, slow_name) = ((a, name_a), (b, name_b)) if v.outcome == timing.A_FASTER else \
-        ((b, name_b), (a, name_a))
-    return timing.Verdict(f"{fast_name} ({fast.text()}) is {faster_by(slow, fast, margin)}× faster than {slow_name} "
-                          f"({slow.text()})", v.outcome)
+    """timing.versus with its speed-up to RATIO_DIGITS, as faster_by prints it: 'A (…) is 1.054× faster than
+    B (…)' where two digits would print 1.1×."""
+    return timing.versus(a, b, name_a, name_b, margin, digits=RATIO_DIGITS)
 
 
 def rung_verdict(rung: str, before: str, n: int, t_rung: timing.Timing, t_before: timing.Timing) -> timing.Verdict:

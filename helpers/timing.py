@@ -101,11 +101,8 @@ class Timing:
         scale, unit = _unit(self.median, unit)
         if self.low == self.high:
             return f"{_g(self.median * scale, digits)} {unit} (no spread recorded)"
-        for more in range(3):
-            low, high = _g(self.low * scale, digits + more), _g(self.high * scale, digits + more)
-            if low != high:
-                break
-        return f"{_g(self.median * scale, digits + more)} {unit} ({low}–{high})"
+        median, low, high = band_figures(self.median * scale, self.low * scale, self.high * scale, digits)
+        return f"{median} {unit} ({low}–{high})"
 
     def __str__(self) -> str:
         return self.text()
@@ -190,6 +187,19 @@ def _unit(seconds: float, unit: str) -> tuple[float, str]:
     if unit == "auto":
         unit = "s" if abs(seconds) >= 1 else "ms" if abs(seconds) >= 1e-3 else "µs"   # a negative cost too
     return {"s": 1.0, "ms": 1e3, "µs": 1e6}[unit], unit
+
+
+def band_figures(median: float, low: float, high: float, digits: int = 3) -> tuple:
+    """(median, low, high) as printed figures: `digits` significant digits, up to two more where the band's
+    ends would otherwise print the same, so a band never reads '10.8 (10.8–10.8)'; the median at the band's.
+    A band of no width (low == high) gets `digits` alone."""
+    if low == high:
+        return _g(median, digits), _g(low, digits), _g(high, digits)
+    for more in range(3):
+        shown_low, shown_high = _g(low, digits + more), _g(high, digits + more)
+        if shown_low != shown_high:
+            break
+    return _g(median, digits + more), shown_low, shown_high
 
 
 def _g(value: float, digits: int) -> str:
@@ -390,17 +400,18 @@ def not_above(slow: Timing, fast: Timing, margin: float = MARGIN) -> str:
             "above the other's 80th percentile)")
 
 
-def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGIN) -> Verdict:
+def versus(a: Timing, b: Timing, name_a: str, name_b: str, margin: float = MARGIN, digits: int = 2) -> Verdict:
     """A sentence comparing two timings, with compare()'s outcome: 'A (…) is 1.4× faster than B (…)', the
     other way round, or, when it calls them the same, 'A (…) and B (…) are ' and the_same()'s words: 'the
     same within the noise we measured' where their bands overlap, '1.04× apart, within the 5 % we call the
-    same' where they do not (the bands apart, the medians closer than `margin`)."""
+    same' where they do not (the bands apart, the medians closer than `margin`). The speed-up has `digits`
+    significant digits, more where times_beyond needs them to print a figure beyond the margin."""
     outcome = compare(a, b, margin)
     both = f"{name_a} ({a.text()}) and {name_b} ({b.text()})"
     if outcome == A_FASTER:
-        text = f"{name_a} ({a.text()}) is {times_beyond(ratio(b, a), margin)}× faster than {name_b} ({b.text()})"
+        text = f"{name_a} ({a.text()}) is {times_beyond(ratio(b, a), margin, digits)}× faster than {name_b} ({b.text()})"
     elif outcome == B_FASTER:
-        text = f"{name_b} ({b.text()}) is {times_beyond(ratio(a, b), margin)}× faster than {name_a} ({a.text()})"
+        text = f"{name_b} ({b.text()}) is {times_beyond(ratio(a, b), margin, digits)}× faster than {name_a} ({a.text()})"
     else:
         text = f"{both} are {the_same(a, b, margin)}"
     return Verdict(text, outcome)

@@ -491,12 +491,9 @@ def tflops_text(t: timing.Timing, n: int) -> str:
     a band narrower than the last digit gets up to two more digits; no band stored: '(no spread recorded)'."""
     flops = 2 * n ** 3 / 1e12
     if t.low == t.high:
-        return f"{timing._g(flops / t.median, 3)} TFLOP/s (no spread recorded)"
-    for more in range(3):
-        slow, fast = timing._g(flops / t.high, 3 + more), timing._g(flops / t.low, 3 + more)
-        if slow != fast:
-            break
-    return f"{timing._g(flops / t.median, 3 + more)} TFLOP/s ({slow}–{fast})"
+        return f"{timing.band_figures(flops / t.median, 0, 0)[0]} TFLOP/s (no spread recorded)"
+    median, slow, fast = timing.band_figures(flops / t.median, flops / t.high, flops / t.low)
+    return f"{median} TFLOP/s ({slow}–{fast})"
 
 
 def rows_verdict(rows: list[dict], impl: str, base: str, n: int) -> timing.Verdict | None:
