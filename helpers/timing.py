@@ -324,10 +324,7 @@ def paired_text(a: Timing, b: Timing) -> str:
     r = paired_ratio(a, b)
     if r.low == r.high:
         return f"{times(r.median)}× in every round"
-    for more in range(3):
-        low, high = _g(r.low, 3 + more), _g(r.high, 3 + more)
-        if low != high:
-            break
+    _, low, high = band_figures(r.median, r.low, r.high)
     return f"{times(r.median)}× ({low}–{high}) round by round"
 
 
