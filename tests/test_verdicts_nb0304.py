@@ -969,3 +969,21 @@ def test_cublas_share_notes_say_cheaper_per_call_only_of_the_rungs_named_faster(
     assert "; matmul_1_naive 105.3% of its speed (19.7 µs (19.5–20.1)) is level with cuBLAS, the same within the " \
            "noise we measured." in note
     assert "share above" not in note and "%)" not in note
+
+
+@pytest.mark.parametrize("ninth, named", [(1.00e-3, "matmul_9"),     # 10 % ahead, bands apart: named
+                                          (1.06e-3, "level"),        # bands apart, 4 % ahead: within the 5 %
+                                          (1.095e-3, "level"),       # bands overlap
+                                          (1.30e-3, "matmul_6")])    # the other way round
+def test_fastest_beyond_noise_names_a_rung_only_past_the_noise(ninth, named):
+    """The 'fastest on the H100' row of notebook 04 names the rung of lowest median only where compare()
+    calls it faster than every other rung; otherwise 'level'. A rung without a row at that size is left out."""
+    from helpers.bench import matmul as bench_matmul
+
+    def row(impl, seconds):
+        return _banded({"impl": impl, "size": 1024, "seconds": seconds, "gflops": 2 * 1024 ** 3 / seconds / 1e9})
+    rows = [row("matmul_9_interior", ninth), row("matmul_6_subgroup", 1.1e-3), row("matmul_1_naive", 9e-3)]
+    rungs = ["matmul_1_naive", "matmul_6_subgroup", "matmul_8_splitk", "matmul_9_interior"]
+    assert bench_matmul.fastest_beyond_noise(rows, rungs, 1024) == named
+    with pytest.raises(ValueError, match="no rung has a row at 2048"):
+        bench_matmul.fastest_beyond_noise(rows, rungs, 2048)

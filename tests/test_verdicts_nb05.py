@@ -395,3 +395,16 @@ def test_nb05_upload_time_is_reported_as_one_run_not_a_benchmark():
     cell = next("".join(c["source"]) for c in json.loads(path.read_text())["cells"]
                 if "trainer.upload_seconds" in "".join(c["source"]))
     assert "one upload, timed once" in cell and "not a benchmark" in cell
+
+
+@pytest.mark.parametrize("parts, total", [
+    ([(10.3, 0.01), (10.2, 0.01)], "20.5 µs"),             # the same decimals: the exact sum
+    ([(10.3, 0.01), (10.19, 0.001)], "20.5 µs"),           # 10.19 printed finer: the sum keeps 10.3's tenths
+    ([(10.27, 0.001), (10.19, 0.001)], "20.46 µs"),        # both to hundredths: hundredths kept
+    ([(51_200, 0.01), (71.2, 0.01)], "51.3 ms"),           # mixed units: not 51.2712 ms
+    ([(51_200, 0.01), (40.0, 0.01)], "51.2 ms")])          # rounded half up, and down below the half
+def test_added_up_keeps_the_coarsest_printed_decimal(parts, total):
+    """A sum of printed figures is written to the last decimal of the coarsest one: the reader adding them
+    gets that figure once rounded, never more digits than any part could give."""
+    timings = [T(m, s) for m, s in parts]
+    assert profile.added_up(timings) == total, [t.text() for t in timings]

@@ -253,6 +253,13 @@ def test_epoch_sum_text_either_side_of_zero(unaccounted, words):
     assert "shown as" not in text and (("bar runs past the epoch" in text) == (unaccounted < 0))   # nothing drawn below zero
 
 
+def test_epoch_sum_text_prints_the_epoch_to_four_digits():
+    """The shares of the epoch are whole percents of its median: 10.345 ms printed 10.3 would move a 69 %
+    share to 70 % for a reader who divides by it."""
+    text = _profile.epoch_sum_text(T(10_345, 0.002), 469, T(21.7), -0.39e-3)
+    assert text.startswith("The epoch takes 10.35 ms (10.33–10.36)"), text
+
+
 @pytest.mark.parametrize("floor_ms, words", [
     (7.44, ": 1.06× the count in this run."),
     (7.02, ": 1.00× the count in this run."),
@@ -385,13 +392,13 @@ def test_stream_start_multiplies_the_printed_figures(short_us, long_us, printed,
 
 
 def test_pace_with_parts_adds_the_printed_kernels():
-    """Kernels printed 10.3 µs and 10.19 µs; the median of per-round sums is 20.51 µs: the sentence gives the
-    20.49 µs a reader adds up, and the ratio from it; the outcome stays the medians'."""
+    """Kernels printed 10.3 µs and 10.19 µs; the median of per-round sums is 20.61 µs: the sentence gives the
+    20.5 µs a reader adds up (to 10.3's tenths), and the ratio from it; the outcome stays the medians'."""
     from helpers.bench import profile
     first, second = T(10.3, 0.001), T(10.19, 0.001)
     assert (first.text().split(" ")[0], second.text().split(" ")[0]) == ("10.3", "10.19")
-    v = profile.pace(T(20.51, 0.001), T(15.3), [first, second])
-    assert "dispatches alone (20.49 µs, the kernels above added up)" in v and "20.51" not in v
+    v = profile.pace(T(20.61, 0.001), T(15.3), [first, second])
+    assert "dispatches alone (20.5 µs, the kernels above added up)" in v and "20.61" not in v
     assert v.outcome == "GPU longer" and "1.3× as long as" in v
     # 13.77 / 10.2 = 1.35 from the printed figures: 1.4× (raw medians 13.74 / 10.2 give 1.3×)
     w = profile.pace(T(13.74, 0.001), T(10.2, 0.001), [T(6.887, 0.001), T(6.883, 0.001)])

@@ -619,6 +619,19 @@ def fastest_rung_name(rows: list[dict], n: int | None = None) -> str | None:
     return min(rungs, key=lambda r: r["seconds"])["impl"] if rungs else None
 
 
+def fastest_beyond_noise(rows: list[dict], rungs, n: int) -> str:
+    """Which of `rungs` (names as in the rows) is fastest at n³, judged: its short name (matmul_9) where
+    timing.compare() calls its row faster than every other rung's row at n³, "level" where another is the
+    same within the noise or the 5 % margin. Only rungs with a row at n³ count."""
+    timed = {impl: timing_of(rows, impl, n) for impl in rungs}
+    timed = {impl: t for impl, t in timed.items() if t is not None}
+    if not timed:
+        raise ValueError(f"no rung has a row at {n}³: run the benchmark at that size first")
+    best = min(timed, key=lambda impl: timed[impl].median)
+    beaten = all(timing.compare(timed[best], t) == timing.A_FASTER for impl, t in timed.items() if impl != best)
+    return _short(best) if beaten else "level"
+
+
 def plot(rows: list[dict], title: str = ""):
     """GFLOP/s against size, log axes, only the rungs that teach: naive, tiled, blocked, the top rung (the
     fastest at the largest size, read from the rows) and cuBLAS, each in a colour and marker of its own, with

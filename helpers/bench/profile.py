@@ -224,7 +224,7 @@ def profile_step(trainer, repeat: int = 30, clock=None, warmup: float | None = N
     kernel, empty = {k: _kept(t) for k, t in kernel.items()}, _kept(empty)
     streams = {k: _kept(t) for k, t in streams.items()}
     readback, order_upload = _kept(readback), _kept(order_upload)
-    total = float(sum(timing.shown_exactly(t) for t in kernel.values()))   # the kernels' medians as text() prints them, added
+    total = float(timing.seconds_exactly(*added_up(list(kernel.values())).split()))   # the kernels' sum as printed
     step, issued = streams["step"], streams["issue"]
     python_around = issued.median - sum(c["per_step"].median for c in calls.values())
     return {"kernel": {k: t.median for k, t in kernel.items()}, "kernel_total": total, "empty": empty.median,
@@ -298,12 +298,16 @@ GPU_LONGER, PYTHON_LONGER = "GPU longer", "Python longer"   # pace()'s outcomes:
 
 
 def added_up(parts: list) -> str:
-    """The medians of `parts` (timing.Timings) as their text() prints them, added up exactly and printed in
-    the unit of the sum with every decimal of the sum: 10.3 µs and 10.19 µs give '20.49 µs', the figure a
-    reader gets by adding the printed ones (the median of per-round sums may print 20.51)."""
-    total = sum(timing.shown_exactly(t) for t in parts)
+    """The medians of `parts` (timing.Timings) as their text() prints them, added up and printed in the unit
+    of the sum, to the last decimal of the coarsest printed figure (rounded half up), as a sum of measured
+    figures is written: 10.3 µs and 10.2 µs give '20.5 µs', 51.2 ms and 71.2 µs give '51.3 ms' (not
+    '51.2712 ms': the first figure says nothing past its tenth of a millisecond)."""
+    figures = [t.text().split(" ", 2)[:2] for t in parts]
+    total = sum(timing.seconds_exactly(f, u) for f, u in figures)
+    quantum = max(timing.seconds_exactly(str(Decimal(1).scaleb(Decimal(f).as_tuple().exponent)), u) for f, u in figures)
     scale, unit = timing._unit(float(total), "auto")
-    return f"{(total * Decimal(str(scale))).normalize() + 0:f} {unit}"
+    scale = Decimal(str(scale))
+    return f"{(total * scale).quantize((quantum * scale).normalize(), ROUND_HALF_UP).normalize() + 0:f} {unit}"
 
 
 def pace(kernels: timing.Timing, issue: timing.Timing, parts: list | None = None) -> timing.Verdict:
@@ -437,7 +441,7 @@ def epoch_sum_text(epoch: timing.Timing, steps: int, step: timing.Timing, unacco
     """The sentence under epoch_account's bars: the epoch, its steps, and what the parts measured apart leave
     of its median (unaccounted, seconds: epoch_account's "unaccounted"), or, when negative, by how much they
     overrun it (they were measured one at a time, each in a stream of its own, not inside this epoch)."""
-    head = (f"The epoch takes {epoch.text()}; its parts were measured apart: {steps} steps of {step.text()}, the "
+    head = (f"The epoch takes {epoch.text(digits=4)}; its parts were measured apart: {steps} steps of {step.text()}, the "
             "readbacks and the upload")
     if unaccounted < 0:
         return (f"{head}, and added up they overrun the epoch's median by {seconds_text(-unaccounted)}: the "
