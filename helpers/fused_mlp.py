@@ -397,25 +397,38 @@ def share_band_text(share: float, low: float, high: float) -> str:
 SHARE_ROSE, SHARE_FELL, SHARE_LEVEL = "kernel share rose", "kernel share fell", "kernel share level"
 
 
-def share_shift(before: tuple, after: tuple, names: tuple = ("notebook 05's epoch", "the fused epoch")) -> timing.Verdict:
-    """How fusion moved the kernels' share of an epoch, from two (share, low, high) of kernel_share: it rose
-    only when the whole band after lies above the whole band before, fell only the other way round;
-    otherwise the two are level. Outcome SHARE_ROSE, SHARE_FELL or SHARE_LEVEL.
+def share_shift(before: tuple, after: tuple, names: tuple = ("notebook 05's epoch", "the fused epoch"),
+                rounds: timing.Timing | None = None) -> timing.Verdict:
+    """How fusion moved the kernels' share of an epoch, from two (share, low, high) of kernel_share. Without
+    `rounds`: it rose only when the whole band after lies above the whole band before, fell only the other
+    way round; otherwise the two are level. With `rounds` (bench.fused.share_rounds: the share after over the
+    share before in each round of two epochs taken in turn), judged round by round, so a disturbance that
+    slows both epochs in some rounds (it widens both bands) moves neither side: it rose when the rounds' whole
+    20–80 % band lies above 1 and the printed share after is above the printed share before, fell the other
+    way round, level otherwise. Outcome SHARE_ROSE, SHARE_FELL or SHARE_LEVEL.
     The share is W / (W + F), W the kernels' own work and F the rest of the epoch (fixed costs and waiting),
     so it rises exactly when F / W falls: when F changed by a smaller factor than W (fell by a larger
     fraction), whichever way each moved. The words say that, in relative terms, and nothing about which
     fell by more microseconds (fusion_segments says that)."""
     text = lambda s: share_band_text(*s)                                             # noqa: E731
     both = f"from {text(before)} of {names[0]} to {text(after)} of {names[1]}"
-    if after[1] > before[2]:
-        return timing.Verdict(f"Fusion raised the kernels' share of the epoch {both}: relative to the kernels' own "
-                              "work, the fixed costs and waiting shrank (they fell by a larger fraction, or grew by "
-                              "a smaller one)", SHARE_ROSE)
-    if after[2] < before[1]:
-        return timing.Verdict(f"Fusion lowered the kernels' share of the epoch {both}: relative to the fixed costs "
-                              "and waiting, the kernels' own work shrank (it fell by a larger fraction, or grew by "
-                              "a smaller one)", SHARE_FELL)
-    return timing.Verdict(f"Fusion left the kernels' share of the epoch level, {both} (the bands overlap): the "
+    shown = lambda s: round(100 * s[0])                                              # noqa: E731  (as printed)
+    if rounds is None:
+        rose, fell, how = after[1] > before[2], after[2] < before[1], ""
+        level_why = "the bands overlap"
+    else:
+        how = f", the share after over the share before {timing.rounds_text(rounds)}"
+        rose, fell = rounds.low > 1 and shown(after) > shown(before), rounds.high < 1 and shown(after) < shown(before)
+        level_why = f"the share after over the share before {timing.rounds_text(rounds)}"
+    if rose:
+        return timing.Verdict(f"Fusion raised the kernels' share of the epoch {both}{how}: relative to the "
+                              "kernels' own work, the fixed costs and waiting shrank (they fell by a larger "
+                              "fraction, or grew by a smaller one)", SHARE_ROSE)
+    if fell:
+        return timing.Verdict(f"Fusion lowered the kernels' share of the epoch {both}{how}: relative to the fixed "
+                              "costs and waiting, the kernels' own work shrank (it fell by a larger fraction, or "
+                              "grew by a smaller one)", SHARE_FELL)
+    return timing.Verdict(f"Fusion left the kernels' share of the epoch level, {both} ({level_why}): the "
                           "kernels' own work and the fixed costs and waiting kept about the same proportion",
                           SHARE_LEVEL)
 

@@ -321,7 +321,12 @@ def compare_paired(a: Timing, b: Timing, margin: float = MARGIN) -> str:
 def paired_text(a: Timing, b: Timing) -> str:
     """The rounds' ratio a / b as a sentence part: '1.25× (1.24–1.26) round by round' (its median and 20–80 %
     band), or '1.25× in every round'."""
-    r = paired_ratio(a, b)
+    return rounds_text(paired_ratio(a, b))
+
+
+def rounds_text(r: Timing) -> str:
+    """A Timing of per-round ratios (paired_ratio) as a sentence part: '1.25× (1.24–1.26) round by round',
+    or '1.25× in every round' where its band has no width."""
     if r.low == r.high:
         return f"{times(r.median)}× in every round"
     _, low, high = band_figures(r.median, r.low, r.high)

@@ -106,14 +106,7 @@ def test_verdicts_record_three_runs_on_the_results_card():
 
 # Verdicts the record shows flipping between runs: open defects, each with its measured reason. The test fails
 # on any other flip, and on one of these that stops flipping (then take it out of the list).
-KNOWN_TO_DIFFER: set = {
-    # 08's split forward against fused_forward_1 at 784-128-10: "B faster" in runs U1 and U2 (12.88 µs (12.88–12.89)
-    # against 10.29 µs (10.28–10.31)); "same within noise" in U3, a disturbed run whose 80th percentiles rose to
-    # 17.7 and 15.8 µs against medians of 12.9 and 10.3, so the 20–80 % bands overlapped. compare() on bands
-    # cannot tell a gap from a disturbance that reaches a fifth of the samples; a fix judges the rounds' paired
-    # ratios, and needs GPU runs to show it holds.
-    "08_dispatch_floor/split-forward-128",
-}
+KNOWN_TO_DIFFER: set = set()   # none: a verdict that flips is listed here, with its measured reason, until fixed
 
 
 def test_verdicts_hold_on_every_run():

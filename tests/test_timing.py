@@ -325,3 +325,12 @@ def test_bands_that_meet_as_printed_overlap():
     assert a.high < b.low and t.band_shown(a)[1] == t.band_shown(b)[0]
     assert t.overlap(a, b) and t.the_same(a, b) == "the same within the noise we measured"
     assert t.compare(a, b, 0.01) == SAME                        # 1.03× is beyond 1 %, but the bands meet
+
+
+def test_rounds_text_gives_the_band_or_says_every_round():
+    """Per-round ratios with a band print it; ratios alike in every round (one sample, or equal) say so,
+    never '1.11× (1.11–1.11)'."""
+    assert timing.rounds_text(timing.Timing((1.24, 1.25, 1.26), "ratio")) == "1.25× (1.24–1.26) round by round"
+    assert timing.rounds_text(timing.Timing((1.11,), "ratio")) == "1.11× in every round"
+    a, b = timing.Timing((2.0, 2.5, 3.0)), timing.Timing((1.0, 2.0, 2.4))
+    assert timing.paired_text(a, b) == timing.rounds_text(timing.paired_ratio(a, b))

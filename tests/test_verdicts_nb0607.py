@@ -53,6 +53,48 @@ def test_share_shift_on_each_side_of_the_bands(before, after, outcome):
     assert "removed more" not in v
 
 
+def _rounds(epochs_u, epochs_f, kernel_u=11e-3, kernel_f=7.4e-3):
+    return bench_fused.share_rounds(kernel_u, timing.Timing(tuple(1e-3 * e for e in epochs_u)),
+                                    kernel_f, timing.Timing(tuple(1e-3 * e for e in epochs_f)))
+
+
+def test_share_rounds_cancels_a_disturbance_that_slows_both_epochs_of_a_round():
+    """Run V2 of notebook 06: two rounds in ten slowed both epochs, the fused epoch's 80th percentile went to
+    17.9 ms beside a 10.8 ms median, and the share bands overlapped; each round's ratio of shares did not move."""
+    calm_u, calm_f = [20.3, 20.4, 20.2, 20.5, 20.3, 20.4, 20.3, 20.2], [10.8, 10.8, 10.7, 10.9, 10.8, 10.8, 10.8, 10.7]
+    r = _rounds(calm_u + [33.0, 35.0], calm_f + [17.6, 18.6])
+    assert 1.24 < r.low and r.high < 1.31                # (7.4 / 10.8) / (11 / 20.3) = 1.26 in every calm round
+    before, after = (0.54, 0.49, 0.55), (0.69, 0.42, 0.69)   # the bands overlap: alone they would say level
+    assert fused_mlp.share_shift(before, after).outcome == fused_mlp.SHARE_LEVEL
+    v = fused_mlp.share_shift(before, after, rounds=r)
+    assert v.outcome == fused_mlp.SHARE_ROSE and "round by round" in v and "raised" in v
+    assert f"the share after over the share before {timing.times(r.median)}× (" in v
+    with pytest.raises(ValueError, match="paired_ratio needs the same number of rounds"):
+        _rounds(calm_u, calm_f[:-1])
+    with pytest.raises(ValueError, match="kernel phase before must be positive"):
+        _rounds(calm_u, calm_f, kernel_u=0.0)
+
+
+@pytest.mark.parametrize("fused_ms, after, outcome", [
+    (10.8, (0.69, 0.68, 0.69), fused_mlp.SHARE_ROSE),      # every round's share ratio about 1.26
+    (13.6, (0.54, 0.54, 0.55), fused_mlp.SHARE_LEVEL),     # about 1.00: rounds straddle 1
+    (16.0, (0.46, 0.46, 0.47), fused_mlp.SHARE_FELL)])     # about 0.85
+def test_share_shift_round_by_round_on_each_side_of_one(fused_ms, after, outcome):
+    epochs_u = [20.3 * (1 + 0.002 * k) for k in (-2, -1, 0, 1, 2)]
+    epochs_f = [fused_ms * (1 + 0.002 * k) for k in (1, -2, 0, 2, -1)]     # not in step with the rounds
+    v = fused_mlp.share_shift((0.54, 0.54, 0.55), after, rounds=_rounds(epochs_u, epochs_f))
+    assert v.outcome == outcome
+    assert ("(the share after over the share before" in v) == (outcome == fused_mlp.SHARE_LEVEL)
+    assert "round by round" in v and "bands overlap" not in v
+
+
+def test_share_shift_round_by_round_needs_the_printed_shares_to_differ():
+    """Rounds above 1 but two shares that print the same whole percent: level, never 'raised' beside 54 % and 54 %."""
+    r = _rounds([20.3] * 4 + [20.4], [13.5] * 4 + [13.4])      # about 1.01 in every round
+    assert r.low > 1
+    assert fused_mlp.share_shift((0.54, 0.54, 0.54), (0.54, 0.54, 0.54), rounds=r).outcome == fused_mlp.SHARE_LEVEL
+
+
 @pytest.mark.parametrize("share, low, high, text", [(0.70, 0.698, 0.702, "70 %"),                 # band rounds to 70 %
                                                     (0.62, 0.62, 0.63, "62 % (62–63 %)"),
                                                     (0.59, 0.584, 0.594, "59 % (58–59 %)")])    # 58.4 rounds to 58

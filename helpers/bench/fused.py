@@ -490,7 +490,7 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     phases = profile.epoch_phases(trainer, prof, epoch.median)
     empty = prof["empty"]
     above = [t for t in prof["kernel"].values() if t > empty]
-    kernel = max(profile.printed_seconds(sum(above)) - len(above) * profile.printed_seconds(empty), 0.0) * trainer.steps_per_epoch
+    kernel = kernel_phase(trainer, prof)
     rest = phases["readback"] + phases["upload"]
     total = max(epoch.median, kernel + rest)               # the epoch's median, unless the parts overrun it
     share, low, high = _printed_shares(kernel, epoch, total)
@@ -505,6 +505,26 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
         figures += (f"; the epoch's parts add up to {profile.seconds_text(total)}, more than its median, and the "
                     "share is of that")
     return f"{words} ({figures})", (share, low, high)
+
+
+def kernel_phase(trainer, prof: dict) -> float:
+    """An epoch's kernel phase (seconds), as kernel_share_account computes and prints it: the kernels longer
+    than an empty dispatch, added up as printed, less an empty dispatch each, times the epoch's steps."""
+    above = [t for t in prof["kernel"].values() if t > prof["empty"]]
+    per_step = profile.printed_seconds(sum(above)) - len(above) * profile.printed_seconds(prof["empty"])
+    return max(per_step, 0.0) * trainer.steps_per_epoch
+
+
+def share_rounds(kernel_before: float, epoch_before: timing.Timing, kernel_after: float,
+                 epoch_after: timing.Timing) -> timing.Timing:
+    """The kernels' share of the epoch after over the share before, round by round, for two epochs taken in
+    turn (interleaved_epochs): (kernel_after / epoch_after[i]) / (kernel_before / epoch_before[i]). A
+    disturbance that slows both epochs of one round (the clock, another process) cancels in that round's
+    ratio, where it would widen both shares' bands (fused_mlp.share_shift judges on it). A Timing of ratios."""
+    if kernel_before <= 0:
+        raise ValueError(f"the kernel phase before must be positive to take a share of it, got {kernel_before}")
+    return timing.Timing(tuple(r * kernel_after / kernel_before
+                               for r in timing.paired_ratio(epoch_before, epoch_after).samples), "ratio")
 
 
 def _printed_shares(kernel: float, epoch: timing.Timing, total: float) -> tuple[float, float, float]:
