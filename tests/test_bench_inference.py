@@ -121,23 +121,27 @@ def test_main_rows_and_other_uploads():
                                                                     bench_inference.CEILING]
     text = bench_inference.other_uploads(rows)
     assert "31.36" in text and "15.68" in text and "62.72" in text and "reaches 50% of it" in text
+    assert "ahead of the others beyond the noise and the 5 % margin" in text
     assert bench_inference.other_uploads(rows[:1]) is None
 
 
 def test_other_uploads_names_every_way_level_with_the_fastest():
-    """Two ways that print the same GB/s (to two decimals, as the table does) are level: the sentence names both,
-    not one of them as the fastest; its share of the ceiling is the table's (of_ceiling)."""
+    """Ways that compare() cannot tell from the fastest (here no band stored: medians within the 5 % margin) are
+    level: the sentence names them with it, not one of them as the fastest; the share of the ceiling is the
+    quickest's, the table's (of_ceiling). A way beyond the margin leaves the fastest named alone."""
     orphaned = "upload float32 into existing buffer, orphaned first"
-    rows = [{"what": w, "seconds": 1.0, "clock": "wall", "gbps": g} for w, g in [
-        ("upload float32 into existing buffer", 14.5), (orphaned, 15.121), (PIPELINED, 15.118),
+    bytes_ = 31_360_000
+    rows = [{"what": w, "seconds": bytes_ / g / 1e9, "clock": "wall", "gbps": g} for w, g in [
+        ("upload float32 into existing buffer", 10.0), (orphaned, 14.01), (PIPELINED, 13.79),   # 1.016x: level
         (bench_inference.CEILING, 52.7)]]
     level = bench_inference.other_uploads(rows)
-    assert f"the fastest, {orphaned.removeprefix('upload float32 ')} and " in level
-    assert "level at 15.12, reach 29% of it" in level                  # 15.12 / 52.70 = 28.7 %
-    assert bench_inference.of_ceiling(rows[1], rows[3]) == "29%"
-    rows[2]["gbps"] = 15.11
+    assert f"the fastest, {orphaned.removeprefix('upload float32 ')} and {PIPELINED.removeprefix('upload float32 ')}, are level" in level
+    assert "the quickest of them reaches 27% of it" in level                  # 14.01 / 52.70 = 26.6 %
+    assert bench_inference.of_ceiling(rows[1], rows[3]) == "27%"
+    rows[2].update(gbps=13.0, seconds=bytes_ / 13.0e9)                         # 1.08x: beyond the margin
     ahead = bench_inference.other_uploads(rows)
-    assert "level at" not in ahead and "the fastest, into existing buffer, orphaned first, reaches 29% of it" in ahead
+    assert "are level" not in ahead and ("the fastest, into existing buffer, orphaned first, ahead of the others beyond "
+                                         "the noise and the 5 % margin, reaches 27% of it") in ahead
 
 
 def test_mapped_output_timings_times_both_buffers(ctx, rng):

@@ -402,9 +402,17 @@ def test_nb05_upload_time_is_reported_as_one_run_not_a_benchmark():
     ([(10.3, 0.01), (10.19, 0.001)], "20.5 µs"),           # 10.19 printed finer: the sum keeps 10.3's tenths
     ([(10.27, 0.001), (10.19, 0.001)], "20.46 µs"),        # both to hundredths: hundredths kept
     ([(51_200, 0.01), (71.2, 0.01)], "51.3 ms"),           # mixed units: not 51.2712 ms
-    ([(51_200, 0.01), (40.0, 0.01)], "51.2 ms")])          # rounded half up, and down below the half
+    ([(51_200, 0.01), (40.0, 0.01)], "51.2 ms"),           # rounded half up, and down below the half
+    ([(10.29, 0.0005), (10.0, 0.003)], "20.3 µs")])        # '10' is 10.0 printed: it counts to the tenth
 def test_added_up_keeps_the_coarsest_printed_decimal(parts, total):
     """A sum of printed figures is written to the last decimal of the coarsest one: the reader adding them
     gets that figure once rounded, never more digits than any part could give."""
     timings = [T(m, s) for m, s in parts]
     assert profile.added_up(timings) == total, [t.text() for t in timings]
+
+
+@pytest.mark.parametrize("figure, place", [("10.29", "0.01"), ("10", "0.1"), ("20.5", "0.1"), ("230", "1"),
+                                           ("0.12", "0.001"), ("9.94", "0.01")])
+def test_last_decimal_counts_the_three_digits_the_printing_drops_zeros_from(figure, place):
+    from decimal import Decimal
+    assert profile.last_decimal(figure) == Decimal(place)

@@ -628,3 +628,15 @@ def test_cost_sentence_difference_is_the_exact_one_of_the_printed_epochs():
     to even); the printed figures differ by 14.5."""
     v = bench_dropout.cost_sentence(T(69.5), T(55.0), 28.0e-6, 7.0e-6, steps=469)
     assert "69.5 ms" in v and "55 ms" in v and "the epochs' difference of 14.5 ms" in v
+
+
+def test_kernel_share_account_adds_the_kernels_as_the_table_prints_them():
+    """With the kernels' Timings (as profile_step gives them), the kernels a step are their printed medians
+    added up (profile.added_up), the figure of the step's table: 10.2 + 10.8 = 21.0 µs, where the unrounded
+    medians 10.24 + 10.84 would print 21.1."""
+    prof = _prof((10.24, 10.84), 2.73)
+    prof["kernel_timing"] = {k: timing.Timing((m - 0.1e-6, m, m + 0.1e-6)) for k, m in prof["kernel"].items()}
+    assert [t.text().split(" (")[0] for t in prof["kernel_timing"].values()] == ["10.2 µs", "10.8 µs"]
+    words, _ = bench_fused.kernel_share_account("fused", _Trainer(), prof, T(10.71))
+    assert "kernels 21.0 µs a step, less 2 × 2.73 µs of empty dispatch, × 469 steps: 7.29 ms" in words, words
+    assert abs(bench_fused.kernel_phase(_Trainer(), prof) - (21.0 - 2 * 2.73) * 1e-6 * 469) < 1e-12

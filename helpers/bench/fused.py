@@ -498,7 +498,7 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     left = len(prof["kernel"]) - len(above)
     left_out = (f"; {left} kernel{'s' * (left > 1)} no longer than an empty dispatch count{'s' * (left == 1)} nothing"
                 if left else "")
-    figures = (f"kernels {profile.seconds_text(sum(above))} a step, less {len(above)} × "
+    figures = (f"kernels {kernels_above(prof)[0]} a step, less {len(above)} × "
                f"{profile.seconds_text(empty)} of empty dispatch, × {trainer.steps_per_epoch} steps: "
                f"{profile.seconds_text(kernel)} of {article(epoch.text())} {epoch.text()} epoch{left_out}")
     if total > epoch.median:
@@ -507,11 +507,25 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     return f"{words} ({figures})", (share, low, high)
 
 
+def kernels_above(prof: dict) -> tuple[str, float]:
+    """The kernels longer than an empty dispatch, a step, added up as their figures print: (the figure,
+    seconds). With the kernels' Timings (prof["kernel_timing"], as profile_step gives them) it is
+    profile.added_up of them, the figure the step's table prints for all of them; with medians alone, their
+    sum at three digits."""
+    names = [k for k, t in prof["kernel"].items() if t > prof["empty"]]
+    if "kernel_timing" in prof:
+        figure = profile.added_up([prof["kernel_timing"][k] for k in names]) if names else "0 µs"
+    else:
+        figure = profile.seconds_text(sum(prof["kernel"][k] for k in names))
+    return figure, timing.in_seconds(*figure.split())
+
+
 def kernel_phase(trainer, prof: dict) -> float:
     """An epoch's kernel phase (seconds), as kernel_share_account computes and prints it: the kernels longer
-    than an empty dispatch, added up as printed, less an empty dispatch each, times the epoch's steps."""
-    above = [t for t in prof["kernel"].values() if t > prof["empty"]]
-    per_step = profile.printed_seconds(sum(above)) - len(above) * profile.printed_seconds(prof["empty"])
+    than an empty dispatch, added up as printed (kernels_above), less an empty dispatch each, times the
+    epoch's steps."""
+    count = sum(t > prof["empty"] for t in prof["kernel"].values())
+    per_step = kernels_above(prof)[1] - count * profile.printed_seconds(prof["empty"])
     return max(per_step, 0.0) * trainer.steps_per_epoch
 
 

@@ -397,7 +397,9 @@ def main_rows(rows: list[dict]) -> list[dict]:
 def other_uploads(rows: list[dict]) -> str | None:
     """One sentence on the float32 upload ways beyond buffer.write and the plain staging buffer: each one's GB/s
     and the pinned-copy ceiling's, to two decimals as table() prints them, and the fastest way's share of the
-    ceiling as of_ceiling gives it; None if the run has none of them."""
+    ceiling as of_ceiling gives it. The fastest is named alone only where timing.compare() calls it faster than
+    every other float32 upload from the array; ways it calls the same are named with it, as level. None if the
+    run has none of them."""
     get = {r["what"]: r for r in rows if r.get("seconds")}
     others = [r for r in rows if r["what"].startswith("upload float32") and r["what"] not in MAIN and r.get("seconds")]
     if not others:
@@ -407,15 +409,17 @@ def other_uploads(rows: list[dict]) -> str | None:
     text = f"The other float32 uploads reached, in GB/s: {ways}; against buffer.write's {direct['gbps']:.2f}"
     if CEILING in get:
         best, ceiling = fastest_upload(rows), f"{get[CEILING]['gbps']:.2f}"
-        shown = f"{best['gbps']:.2f}"                  # ways that print the same GB/s are level
+        fastest = timing_of(rows, best["what"])            # ways compare() cannot tell from it are level with it
         level = [r["what"].removeprefix("upload float32 ") for r in rows
-                 if r["what"].startswith(("upload float32 into existing", "upload float32 via"))
-                 and r.get("seconds") and f"{r['gbps']:.2f}" == shown]
+                 if r["what"].startswith(("upload float32 into existing", "upload float32 via")) and r.get("seconds")
+                 and timing.compare(fastest, timing_of(rows, r["what"])) == timing.SAME]
         share = of_ceiling(best, get[CEILING])         # the table's share, from the figures as printed
-        text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, reaches {share} of it"
+        text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, ahead of the "
+                 f"others beyond the noise and the {100 * timing.MARGIN:g} % margin, reaches {share} of it"
                  if len(level) == 1 else
-                 f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {' and '.join(level)}, level "
-                 f"at {shown}, reach {share} of it")
+                 f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {' and '.join(level)}, are level "
+                 f"(the same within the noise or the {100 * timing.MARGIN:g} % margin), and the quickest of them reaches "
+                 f"{share} of it")
     return text + "."
 
 

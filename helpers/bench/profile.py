@@ -297,17 +297,28 @@ def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
 GPU_LONGER, PYTHON_LONGER = "GPU longer", "Python longer"   # pace()'s outcomes: which median is the larger
 
 
+def last_decimal(figure: str) -> Decimal:
+    """The place of a printed figure's last significant digit, counting the three significant digits that
+    Timing.text always gives, whose trailing zeros the printing drops: '10.29' -> 0.01, '10' -> 0.1 (10.0),
+    '20.5' -> 0.1, '230' -> 1, '0.12' -> 0.001 (0.120)."""
+    value = Decimal(figure)
+    written = Decimal(1).scaleb(value.as_tuple().exponent)
+    three = Decimal(1).scaleb(value.adjusted() - 2) if value != 0 else written   # the third significant digit
+    return min(written, three)
+
+
 def added_up(parts: list) -> str:
     """The medians of `parts` (timing.Timings) as their text() prints them, added up and printed in the unit
     of the sum, to the last decimal of the coarsest printed figure (rounded half up), as a sum of measured
     figures is written: 10.3 µs and 10.2 µs give '20.5 µs', 51.2 ms and 71.2 µs give '51.3 ms' (not
-    '51.2712 ms': the first figure says nothing past its tenth of a millisecond)."""
+    '51.2712 ms': the first figure says nothing past its tenth of a millisecond). A figure's last decimal is
+    last_decimal's: '10' printed for 10.0 still counts to the tenth, so 10.29 µs and 10 µs give '20.3 µs'."""
     figures = [t.text().split(" ", 2)[:2] for t in parts]
     total = sum(timing.seconds_exactly(f, u) for f, u in figures)
-    quantum = max(timing.seconds_exactly(str(Decimal(1).scaleb(Decimal(f).as_tuple().exponent)), u) for f, u in figures)
+    quantum = max(timing.seconds_exactly(str(last_decimal(f)), u) for f, u in figures)
     scale, unit = timing._unit(float(total), "auto")
     scale = Decimal(str(scale))
-    return f"{(total * scale).quantize((quantum * scale).normalize(), ROUND_HALF_UP).normalize() + 0:f} {unit}"
+    return f"{(total * scale).quantize((quantum * scale).normalize(), ROUND_HALF_UP) + 0:f} {unit}"
 
 
 def pace(kernels: timing.Timing, issue: timing.Timing, parts: list | None = None) -> timing.Verdict:
