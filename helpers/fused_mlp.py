@@ -555,7 +555,9 @@ def bench_row(rows: list[dict], name: str) -> dict:
 def against_pytorch(rows: list[dict], card: str) -> timing.Verdict:
     """The fused epoch against the fastest PyTorch row of the same benchmark run (rows with 'ms', and their
     20-80 % band where stored): timing.versus of the two, led by where the figures come from ('On the <card>,
-    in the committed benchmark, the fused epoch (…) is …'), as they are not this run's."""
+    in the committed benchmark, the fused epoch (…) is …'), as they are not this run's. PyTorch's ways that
+    compare() cannot tell from its fastest are named as level with it, without their figures: the sentence on
+    the graphs (bench.fused.graphs_compared) prints those and says why."""
     fused = bench_row(rows, FUSED_ROW)
     torch = [r for r in rows if r["name"].startswith("PyTorch") and "ms" in r]
     best = min(torch, key=lambda r: r["ms"])
@@ -565,8 +567,6 @@ def against_pytorch(rows: list[dict], card: str) -> timing.Verdict:
     ties = [r for r in torch if r is not best and timing.compare(best_t, timing.Timing.from_row(r)) == timing.SAME]
     v = timing.versus(timing.Timing.from_row(fused), best_t, "the fused epoch",
                       f"PyTorch's {way(best)}" if ties else f"PyTorch's fastest way, {way(best)}")
-    tied = "".join(f"; PyTorch's {way(r)} ({timing.Timing.from_row(r).text()}) and its {way(best)} are "
-                   f"{timing.the_same(timing.Timing.from_row(r), best_t)}" for r in ties)
-    return timing.Verdict(f"On the {card}, in the committed benchmark, {v}{tied}" +
-                          (", so neither is faster than the other" if len(ties) == 1 else
-                           ", so none of them is faster than the others" if ties else ""), v.outcome)
+    tied = (f"; PyTorch's {' and '.join(way(r) for r in ties)} {'is' if len(ties) == 1 else 'are'} level with its "
+            f"{way(best)} (the same within the noise or the {100 * timing.MARGIN:g} % margin)" if ties else "")
+    return timing.Verdict(f"On the {card}, in the committed benchmark, {v}{tied}", v.outcome)

@@ -176,17 +176,21 @@ def _ratio_words(a: timing.Timing, b: timing.Timing, outcome: str) -> str:
 
 
 def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.Timing, fused_floor: timing.Timing,
-                  margin: float = MARGIN) -> timing.Verdict:
+                  margin: float = MARGIN, in_turn: bool = False) -> timing.Verdict:
     """The lookahead epoch against the fused one in two parts, from the two epochs and their floors (Timings
     measured together): the floor (the lookahead's: its epoch with every group's work switched off, the gram
     dispatch and one dispatch a step that does nothing; the fused one: two empty dispatches a step) and the
-    work, an epoch above its floor (a Timing whose band takes the epoch's and the floor's bands at their
-    widest, as _beyond builds it). Each part is compared as timing.compare compares two timings (`margin`),
+    work, an epoch above its floor: where the four were taken in turn (in_turn, measure_interleaved's rounds),
+    each round's epoch less that round's floor (_paired_beyond), so a round slowed as a whole cancels, and the
+    sentence says "round by round"; otherwise (rows of a record) a Timing whose band takes the epoch's and the
+    floor's bands at their widest (_beyond). Each part is compared as timing.compare compares two timings (`margin`),
     and the sentence says what each part did and which one won: 'its higher floor outweighs its smaller work',
     'its smaller work and its higher floor cancel', or by which parts one trainer won. Outcome: the epochs'
     timing.compare with `margin`, as LOOKAHEAD_FASTER, FUSED_FASTER or timing.SAME."""
     floor_out = timing.compare(look_floor, fused_floor, margin)
-    work_look, work_fused = _beyond([look], look_floor), _beyond([fused], fused_floor)
+    paired = in_turn
+    beyond = _paired_beyond if in_turn else _beyond     # taken in turn: each round's epoch less that round's floor
+    work_look, work_fused = beyond([look], look_floor), beyond([fused], fused_floor)
     has_work = work_look.median > 0 and work_fused.median > 0
     work_out = timing.compare(work_look, work_fused, margin) if has_work else None
     floor_text = (f"The lookahead's floor, its epoch with no group's work, took {look_floor.text()}"
@@ -195,7 +199,7 @@ def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.
                   + (f": the two are {timing.the_same(look_floor, fused_floor, margin)}" if floor_out == timing.SAME
                      else ""))
     if has_work:
-        work_text = (f"above its floor its work took {work_look.text()} an epoch"
+        work_text = (f"above its floor{', round by round,' if paired else ''} its work took {work_look.text()} an epoch"
                      f"{_ratio_words(work_look, work_fused, work_out)} the fused trainer's {work_fused.text()}"
                      + (f": the two are {timing.the_same(work_look, work_fused, margin)}" if work_out == timing.SAME
                         else ""))

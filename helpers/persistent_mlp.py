@@ -179,7 +179,8 @@ def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispat
         return timing.Verdict("No step ran inside a dispatch of many here (the trainer fell back to a dispatch a "
                               "phase), so what the grid barriers save is not measured here.", NOT_MEASURED)
     outcome = timing.compare(inside, as_dispatches)
-    head = (f"A step as {dispatches} dispatches took {as_dispatches.text('µs')}, inside one dispatch of many steps, "
+    head = (f"A step as {dispatches} dispatches (each run's phases added, then the median of the runs) took "
+            f"{as_dispatches.text('µs')}, inside one dispatch of many steps, "
             f"{inside.text('µs')}: joining its phases by {grid_barriers} grid barriers ")
     saved, decimals = step_saving_us(as_dispatches, inside)
     if outcome == timing.B_FASTER:

@@ -249,3 +249,19 @@ def test_grid_barrier_saving_and_remainder_are_the_printed_figures_exactly():
     assert "saved 17.7 µs a step (8.30 ms an epoch)" in e
     whole = persistent_mlp.persistent_epoch(T(28.8e-3), T(10.7e-3), 18e-6, steps=469, decimals=0)
     assert "saved 18 µs a step (8.44 ms an epoch)" in whole
+
+
+def test_floor_account_in_turn_takes_each_rounds_epoch_less_its_floor():
+    """Run V1 of notebook 09: a few disturbed rounds slowed an epoch and its floor together (the floor's band
+    7.14-12.1 ms); taken band against band, the lookahead's work read 3.43 ms (-1.36-3.87), a negative time.
+    Taken round by round, the disturbance cancels and the sentence says how the work was taken."""
+    calm = [10.8, 10.8, 10.9, 10.8, 10.7, 10.8]
+    floors = [7.4, 7.4, 7.5, 7.4, 7.3, 7.4]
+    look = timing.Timing(tuple(1e-3 * x for x in calm + [15.6, 16.1, 15.9, 16.0]))      # 4 rounds in 10 disturbed
+    look_floor = timing.Timing(tuple(1e-3 * x for x in floors + [12.1, 12.6, 12.4, 12.5]))
+    fused = timing.Timing(tuple(1e-3 * x for x in [10.6] * 6 + [26.6, 27.0, 26.8, 26.9]))
+    fused_floor = timing.Timing(tuple(1e-3 * x for x in [3.5] * 6 + [19.5, 19.9, 19.7, 19.8]))
+    wide = lookahead_mlp.floor_account(look, look_floor, fused, fused_floor)
+    assert "(-" in wide and "round by round" not in wide                 # band against band: below zero
+    v = lookahead_mlp.floor_account(look, look_floor, fused, fused_floor, in_turn=True)
+    assert "above its floor, round by round, its work took 3.4 ms (3.4–3.5) an epoch" in v and "(-" not in v, v
