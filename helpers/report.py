@@ -49,22 +49,45 @@ def against(ours, theirs) -> str:
     ours, theirs = (t.median if isinstance(t, timing.Timing) else t for t in (ours, theirs))
     if ours <= 0 or theirs <= 0:
         raise ValueError(f"times must be positive, got {ours} and {theirs}")
-    ours, theirs = _ms_exactly(ours), _ms_exactly(theirs)     # the medians as the headline prints them (_ms)
-    ratio = max(ours, theirs) / min(ours, theirs)
-    figures = timing.times(ratio, digits=3) if ratio < Decimal("1.1") else timing.times(ratio, digits=2)
+    ours, theirs = (timing.seconds_exactly(*t.split()) for t in printed_pair(ours, theirs))   # as the headline prints them
+    figures = ratio_text(max(ours, theirs) / min(ours, theirs))
     if same:
         return f"{timing.SAME_WITHIN_NOISE} ({figures}×)"
     return "as fast" if figures in ("1", "1.00") else f"{figures}× {'faster' if ours < theirs else 'slower'}"
 
 
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.3g} µs"
+def _ms(seconds: float, digits: int = 3) -> str:
+    return (f"{_sig(seconds * 1e3, digits)} ms" if seconds >= 1e-4 else f"{_sig(seconds * 1e6, digits)} µs")
 
 
-def _ms_exactly(seconds: float) -> Decimal:
-    """seconds as _ms prints them, back in seconds, exactly: a ratio of two is the one a reader gets by dividing
-    the printed figures."""
-    return timing.seconds_exactly(*_ms(seconds).split())
+def _sig(value: float, digits: int = 3) -> str:
+    """`digits` significant digits and no exponent: '11', '389', '1230' at three; from four up the trailing
+    zeros stay, '2.380', since those digits are there to be read."""
+    text = f"{value:.{digits}g}" if digits <= 3 else f"{value:#.{digits}g}".rstrip(".")
+    return f"{float(text):.0f}" if "e" in text else text
+
+
+def ratio_text(value: Decimal) -> str:
+    """A factor between two times as README and TAKEAWAYS print it: two significant digits, three below 1.1
+    (1.03×), rounded half up (timing.times)."""
+    return timing.times(value, digits=3) if value < Decimal("1.1") else timing.times(value, digits=2)
+
+
+def printed_pair(a: float, b: float, show=_ms) -> tuple[str, str]:
+    """Two times in seconds as show(seconds, digits) prints them (_ms here, takeaways.duration there): three
+    significant digits, more where the factor of the printed figures would print (ratio_text) otherwise than
+    the factor of the unrounded ones. 22.512 and 10.964 ms give 2.053, 2.1×, but print as 22.5 and 11 ms,
+    whose 2.045 is 2.0×: they print as 22.51 and 10.96 ms (2.054, 2.1×). Both pages print a pair so, and
+    take its factor from these figures, so a reader dividing them gets the factor printed beside them, and
+    the same pair has the same factor on both."""
+    exact = Decimal(repr(float(a))) / Decimal(repr(float(b)))
+    wanted = ratio_text(max(exact, 1 / exact))
+    for digits in range(3, 9):
+        shown = show(a, digits), show(b, digits)
+        factor = timing.seconds_exactly(*shown[0].split()) / timing.seconds_exactly(*shown[1].split())
+        if ratio_text(max(factor, 1 / factor)) == wanted:
+            break
+    return shown
 
 
 def _flops(gflops: float) -> str:
@@ -73,11 +96,6 @@ def _flops(gflops: float) -> str:
     (bench.matmul.percent_of) is then the quotient a reader gets by dividing them."""
     figure = bench_matmul._fmt(gflops)
     return f"{Decimal(figure) / 1000:.3f} TFLOP/s" if gflops >= 100 else f"{figure} GFLOP/s"
-
-
-def _flops_exactly(gflops: float) -> Decimal:
-    """gflops as _flops prints them, in GFLOP/s, exactly."""
-    return Decimal(bench_matmul._fmt(gflops))
 
 
 def _share(rung: dict, blas: dict) -> str:
@@ -304,8 +322,8 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
     def vs(what, ours_name, ours, their_name, theirs):
         """A row of two times (timing.Timing, their band from the record), or nothing where one is missing."""
         if ours is not None and theirs is not None:
-            out.append((what, f"{ours_name}: {_ms(ours.median)}", f"{their_name}: {_ms(theirs.median)}",
-                        against(ours, theirs)))
+            ours_text, theirs_text = printed_pair(ours.median, theirs.median)     # the figures against() divides
+            out.append((what, f"{ours_name}: {ours_text}", f"{their_name}: {theirs_text}", against(ours, theirs)))
 
     def band(row, key="ms", scale=1e3):
         """The row's time as a Timing with its stored band, or None where the record lacks the row."""
@@ -322,21 +340,23 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
     upload, kernels = get("upload float32 into existing"), get("kernels, float32")
     readback = get("readback into a preallocated")
     if upload is not None and kernels is not None:
-        up, kern = _ms_exactly(upload), _ms_exactly(kernels)               # as the row prints them
-        share = (f"the upload takes {timing.times(up / kern, digits=2)}× the kernels" if up >= kern else
-                 f"the kernels take {timing.times(kern / up, digits=2)}× the upload")
-        out.append((f"{test_images(inference)}: moving them against computing on them", f"upload: {_ms(upload)}"
+        up_text, kern_text = printed_pair(upload, kernels)
+        up, kern = (timing.seconds_exactly(*t.split()) for t in (up_text, kern_text))   # as the row prints them
+        share = (f"the upload takes {ratio_text(up / kern)}× the kernels" if up >= kern else
+                 f"the kernels take {ratio_text(kern / up)}× the upload")
+        out.append((f"{test_images(inference)}: moving them against computing on them", f"upload: {up_text}"
                     + (f", readback: {_ms(readback)}" if readback is not None else ""),
-                    f"the two kernels: {_ms(kernels)}", share))
+                    f"the two kernels: {kern_text}", share))
     if mm:
         largest = max(r["size"] for r in mm)
         naive = next((r for r in mm if r["size"] == largest and r["impl"].startswith("matmul_1")), None)
         best = fastest_rung(mm, largest)
         if naive and best and best is not naive:
-            speedup = _flops_exactly(best["gflops"]) / _flops_exactly(naive["gflops"])   # as printed
+            slow, fast = printed_pair(naive["seconds"], best["seconds"])   # the times TAKEAWAYS prints for this pair
+            speedup = timing.seconds_exactly(*slow.split()) / timing.seconds_exactly(*fast.split())   # as printed
             out.append((f"matmul {largest}³: the ladder's first rung to its top", f"{best['impl']}: "
-                        f"{_flops(best['gflops'])}", f"{naive['impl']}: {_flops(naive['gflops'])}",
-                        f"{timing.times(speedup, 1)}× the speed"))
+                        f"{_flops(best['gflops'])}, {fast}", f"{naive['impl']}: {_flops(naive['gflops'])}, {slow}",
+                        f"{ratio_text(speedup)}× the speed"))
         shares = [(size, fastest_rung(mm, size), cublas_row(mm, size)) for size in sorted({r["size"] for r in mm})
                   if size >= 1024]
         shares = [(size, b, c) for size, b, c in shares if b and c]

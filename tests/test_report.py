@@ -82,7 +82,7 @@ def test_unmeasured_and_measured_split_the_rows():
 @pytest.mark.parametrize("ours, theirs, said", [
     (12.6, 18.2, "1.4× faster"), (18.2, 12.6, "1.4× slower"), (25.12, 25.82, "1.03× faster"),
     (25.82, 25.12, "1.03× slower"), (10.0, 10.0, "as fast"), (1.0, 50.0, "50× faster"),
-    (0.010449, 0.018151, "1.8× faster")])      # printed 10.4 and 18.2 ms: 1.75, 1.8 (the unrounded 1.737: 1.7)
+    (0.010449, 0.018151, "1.7× faster")])      # printed 10.45 and 18.15 ms (10.4 and 18.2 would give 1.75, 1.8): 1.737
 def test_against_says_faster_or_slower_on_both_sides(ours, theirs, said):
     assert report.against(ours, theirs) == said
 
@@ -261,13 +261,48 @@ def test_accuracy_row_counts_the_warm_up_epochs_or_names_no_total():
 # --- a ratio beside two figures is the quotient of the figures as printed -----------------------------------
 
 def test_upload_against_kernels_is_the_quotient_of_the_printed_figures():
-    """2.3751 ms of upload against 0.12249 ms of kernels print as 2.38 and 0.122 ms: 19.5, 20× (the unrounded
-    figures give 19.39, 19×)."""
+    """2.3751 ms of upload against 0.12249 ms of kernels would print as 2.38 and 0.122 ms, whose 19.5 is 20×
+    where the unrounded figures give 19.39, 19×: they print with four digits, 2.375 and 0.1225 ms (19.39, 19×)."""
     record = {"device": {"renderer": "X", "date": "d"}, "benches": {"inference": [
         {"what": "upload float32 into existing buffer", "seconds": 2.3751e-3, "clock": "c"},
         {"what": "kernels, float32 input (2 dispatches)", "seconds": 1.2249e-4, "clock": "c"}]}}
     (row,) = report.headline_rows(record)
-    assert row[1:] == ("upload: 2.38 ms", "the two kernels: 0.122 ms", "the upload takes 20× the kernels")
+    assert row[1:] == ("upload: 2.375 ms", "the two kernels: 0.1225 ms", "the upload takes 19× the kernels")
+
+
+@pytest.mark.parametrize("a, b, shown", [
+    (22.512e-3, 10.964e-3, ("22.51 ms", "10.96 ms")),    # 22.5 / 11 = 2.045, 2.0×; the times give 2.053, 2.1×
+    (30.2128e-3, 3.0661e-3, ("30.21 ms", "3.066 ms")),   # 30.2 / 3.07 = 9.837, 9.8×; the times give 9.854, 9.9×
+    (0.38858, 20.108e-3, ("389 ms", "20.1 ms")),         # 19.35 and 19.32: both 19×, three digits do
+    (11.004e-3, 5.3651e-3, ("11.00 ms", "5.365 ms")),    # 11 / 5.37 = 2.048, 2.0×; the times give 2.051, 2.1×
+    (1.5, 0.25, ("1500 ms", "250 ms"))])                 # no exponent: not '1.5e+03 ms'
+def test_printed_pair_prints_the_digits_that_keep_the_factor_of_the_times(a, b, shown):
+    from decimal import Decimal
+    from helpers import timing
+    assert report.printed_pair(a, b) == shown
+    (x, xu), (y, yu) = (t.split() for t in shown)
+    printed = timing.seconds_exactly(x, xu) / timing.seconds_exactly(y, yu)
+    assert report.ratio_text(printed) == report.ratio_text(Decimal(repr(a)) / Decimal(repr(b)))
+
+
+@pytest.mark.parametrize("ours_ms, theirs_ms", [(10.512, 17.539), (10.964, 22.512), (20.108, 388.58), (25.12, 25.82),
+                                                (23.26, 20.633), (0.12249, 2.3751), (12.345, 13.5801), (99.95, 10.05)])
+def test_a_headline_factor_is_the_quotient_of_the_figures_printed_beside_it(ours_ms, theirs_ms):
+    """On made-up epochs: the factor of a headline row against a rival is the quotient of the two times the row
+    prints, as a reader divides them, and prints as the quotient of the unrounded times does."""
+    from decimal import Decimal
+    import re
+    from helpers import timing
+    record = {"device": {"renderer": "X", "date": "d"}, "benches": {"fused": [
+        {"name": "fused 784-128-10 SGD", "ms": ours_ms, "dispatches_per_step": 2},
+        {"name": "JAX jit(lax.scan) 784-128-10 SGD, fp32, precision highest", "ms": theirs_ms}]}}
+    (row,) = report.headline_rows(record)
+    (ours, ou), (theirs, tu) = (re.search(r": ([\d.]+) (ms|µs)$", cell).groups() for cell in row[1:3])
+    ours, theirs = timing.seconds_exactly(ours, ou), timing.seconds_exactly(theirs, tu)
+    factor = re.match(r"([\d.]+)× (faster|slower|apart)", row[3]).group(1)   # apart: no band, within the margin
+    assert factor == report.ratio_text(max(ours, theirs) / min(ours, theirs))
+    exact = Decimal(repr(ours_ms)) / Decimal(repr(theirs_ms))
+    assert factor == report.ratio_text(max(exact, 1 / exact))
 
 
 # the committed run's speeds at 4096³ (GFLOP/s): at two decimals of TFLOP/s, 45.13 / 51.73 = 87.24 % would print
@@ -320,8 +355,13 @@ def test_committed_pages_print_shares_and_speedups_that_are_their_printed_quotie
             assert share == timing.times(100 * Decimal(rung) / Decimal(theirs), 1), line
     text = report.headline(committed())
     first = next(line for line in text.splitlines() if "first rung to its top" in line)
-    top, naive, speedup = re.search(r": ([\d.]+) TFLOP/s \| .*: ([\d.]+) TFLOP/s \| ([\d.]+)× the speed", first).groups()
-    assert speedup == timing.times(Decimal(top) / Decimal(naive), 1)
+    top, top_ms, naive, naive_ms, speedup = re.search(r": ([\d.]+) TFLOP/s, ([\d.]+) ms \| .*: ([\d.]+) TFLOP/s, "
+                                                      r"([\d.]+) ms \| ([\d.]+)× the speed", first).groups()
+    assert speedup == report.ratio_text(Decimal(naive_ms) / Decimal(top_ms))       # of the times printed beside it
+    assert speedup == report.ratio_text(Decimal(top) / Decimal(naive))            # and of the speeds
+    from helpers import takeaways                                                 # and TAKEAWAYS' factor of the pair
+    tile = next(r for r in takeaways.rules(committed()) if r.rule.startswith("Tile"))
+    assert tile.shown == (f"{naive_ms} ms", f"{top_ms} ms") and tile.factor_text == speedup
     cublas = next(line for line in text.splitlines() if "against cuBLAS fp32" in line)
     top, theirs, share = re.search(r"at (\d+)³: ([\d.]+) TFLOP/s \| cuBLAS at \1³: ([\d.]+) TFLOP/s .* ([\d.]+)% at \1³ \|$",
                                    cublas).group(2, 3, 4)

@@ -1,7 +1,10 @@
 """The takeaways page: ranked by the measured factor, every number from the JSON, robust to missing rows."""
 
 import json
+import re
 from pathlib import Path
+
+import pytest
 
 from helpers import takeaways
 
@@ -58,26 +61,94 @@ def test_keep_it_on_the_gpu_compares_the_two_epochs_timed_in_turn():
 
 
 def test_factor_is_the_quotient_of_the_printed_durations():
-    """2.3796 ms against 1.0148 ms print as 2.38 and 1.01 ms: 2.356, 2.4× (the unrounded seconds give 2.345,
-    which printed 2.3×)."""
+    """2.3796 ms against 1.0148 ms would print as 2.38 and 1.01 ms, whose 2.356 is 2.4× where the unrounded
+    seconds give 2.345, 2.3×: they print with four digits, 2.380 and 1.015 ms (2.345, 2.3×)."""
     rule = takeaways.Rule("r", "slow", "fast", 2.3796e-3, 1.0148e-3, "03_batched_inference.ipynb")
-    assert rule.factor_text == "2.4"
+    assert rule.shown == ("2.380 ms", "1.015 ms") and rule.factor_text == "2.3"
     bench = {"device": {"renderer": "X", "date": "d"}, "benches": {"inference": [
         {"what": "upload float32 into existing buffer", "seconds": 2.3796e-3},
         {"what": "upload uint8-packed into existing buffer", "seconds": 1.0148e-3}]}}
-    assert "2.38 ms; uploading them as uint8, four pixels a word: 1.01 ms (**2.4×**)" in takeaways.page(bench, "x.json")
+    assert "2.380 ms; uploading them as uint8, four pixels a word: 1.015 ms (**2.3×**)" in takeaways.page(bench, "x.json")
+
+
+def test_durations_get_the_digits_their_factor_needs():
+    """The fusion rule of the committed run: 22.512 against 10.964 ms is 2.053, 2.1×; at three digits they
+    print as 22.5 and 11 ms, whose 2.045 is 2.0×, so the page prints 22.51 and 10.96 ms. A pair whose three
+    digits give the factor of the unrounded times keeps them."""
+    rule = takeaways.Rule("r", "slow", "fast", 22.512e-3, 10.964e-3, "06_fused_training.ipynb")
+    assert rule.shown == ("22.51 ms", "10.96 ms") and rule.factor_text == "2.1"
+    rule = takeaways.Rule("r", "slow", "fast", 0.38858, 20.108e-3, "05_backprop_sgd_glsl.ipynb")
+    assert rule.shown == ("389 ms", "20.1 ms") and rule.factor_text == "19"
+    assert takeaways.duration(11e-3, 4) == "11.00 ms" and takeaways.duration(2.5, 4) == "2.500 s"
+
+
+@pytest.mark.parametrize("slow, fast", [(22.512e-3, 10.964e-3), (0.38858, 20.108e-3), (30.2128e-3, 3.0661e-3),
+                                        (2.3796e-3, 1.0148e-3), (1.04449, 0.99551), (5.25e-3, 2.1e-3),
+                                        (0.1234e-3, 0.05e-3), (1.5, 0.011), (7.77e-6, 3.1e-6)])
+def test_factor_printed_is_the_quotient_of_the_figures_printed_and_of_the_times(slow, fast):
+    """On made-up times: the factor in bold is the quotient of the two figures beside it, as a reader divides
+    them, and prints as the quotient of the unrounded times does."""
+    from decimal import Decimal
+    from helpers import report, timing
+    rule = takeaways.Rule("r", "slow", "fast", slow, fast, "03_batched_inference.ipynb")
+    line = takeaways.page({"device": {"renderer": "X", "date": "d"}, "benches": {"inference": [
+        {"what": "upload float32 into existing buffer", "seconds": slow},
+        {"what": "upload uint8-packed into existing buffer", "seconds": fast}]}}, "x.json")
+    a, au, b, bu, factor = re.search(r"as float32: ([\d.]+) (s|ms|µs); .*: ([\d.]+) (s|ms|µs) \(\*\*([\d.]+)×\*\*\)",
+                                     line).groups()
+    assert factor == rule.factor_text == report.ratio_text(timing.seconds_exactly(a, au) / timing.seconds_exactly(b, bu))
+    assert factor == report.ratio_text(Decimal(repr(slow)) / Decimal(repr(fast)))
+
+
+def test_readme_and_takeaways_print_the_same_factor_for_the_same_pair():
+    """Made-up records with each pair the two pages share (the epoch against NumPy's, the matmul ladder's first
+    rung against its top, the batch against NumPy's inference, the compiler rule against README's JAX row): the
+    same figures and the same factor on both."""
+    from helpers import report
+    for numpy_s, glsl_s, naive_s, top_s, cpu_s, gpu_s, jax_ms, ours_ms in [
+            (0.38858, 0.020108, 0.0302128, 0.0030661, 0.0059379, 0.0019038, 17.539, 10.512),
+            (0.2875, 0.0115, 0.0217, 0.00205, 0.00705, 0.00235, 22.512, 10.964),
+            (1.234, 0.0499, 0.0125, 0.00105, 0.0125, 0.0049, 15.0, 13.65)]:
+        size = 4096
+        bench = {"device": {"renderer": "X", "date": "d"}, "benches": {
+            "train": [{"name": "GLSL (ModernGL)", "ms": glsl_s * 1e3, "epoch_s": glsl_s, "dispatches_per_step": 6},
+                      {"name": "NumPy (CPU)", "ms": numpy_s * 1e3, "epoch_s": numpy_s}],
+            "matmul": [{"impl": impl, "size": size, "seconds": s, "gflops": 2 * size ** 3 / s / 1e9, "clock": "c"}
+                       for impl, s in (("matmul_1_naive", naive_s), ("matmul_9_interior", top_s))],
+            "inference": [{"what": "NumPy forward + argmax on the CPU", "seconds": cpu_s, "clock": "c"},
+                          {"what": "end to end, uint8: upload+kernels+readback+argmax", "seconds": gpu_s, "clock": "c"}],
+            "fused": [{"name": "fused blocked 784-128-10 SGD", "ms": ours_ms, "dispatches_per_step": 2},
+                      {"name": "JAX jit(lax.scan) 784-128-10 SGD, fp32, precision highest", "ms": jax_ms}]}}
+        page = takeaways.page(bench, "x.json")
+        rows = {r[0].split(" (")[0].split(":")[0]: r for r in report.headline_rows(bench)}
+        readme = {"Keep the data": rows["one training epoch of 784-128-10"],
+                  "Tile a matrix": rows["matmul 4096³"],
+                  "Send the GPU": rows["10,000 test images through 784-128-10"],
+                  "Measure against": rows["one training epoch of 784-128-10, same run"]}
+        for start, (_, ours, theirs, said) in readme.items():
+            line = next(l for l in page.splitlines() if f"| {start}" in l)
+            slow, fast, factor = re.search(r": ([\d.]+ (?:s|ms|µs)); .*: ([\d.]+ (?:s|ms|µs)) \(\*\*([\d.]+)×\*\*\)",
+                                           line).groups()
+            assert said.startswith(f"{factor}× "), (start, said, line)
+            shown = f"{ours} {theirs}"
+            for figure in (slow, fast):
+                value, unit = figure.split()
+                if unit == "s":                                  # README prints ms where the page prints s
+                    figure = f"{report._sig(float(value) * 1e3, len(value.replace('.', '')))} ms"
+                assert figure in shown, (start, figure, ours, theirs)
 
 
 def test_committed_page_factors_are_the_quotients_of_its_printed_durations():
-    import re
     from decimal import Decimal
-    from helpers import timing
+    from helpers import report, timing
     page = takeaways.page(json.loads(COMMITTED.read_text()), "notebooks/results/bench-h100.json")
     rows = re.findall(r": ([\d.]+) (s|ms|µs); .*: ([\d.]+) (s|ms|µs) \(\*\*([\d.]+)×\*\*\)", page)
     assert len(rows) >= 6
     factors = [Decimal(f) for *_, f in rows]
     for slow, su, fast, fu, factor in rows:
-        assert factor == timing.times(timing.seconds_exactly(slow, su) / timing.seconds_exactly(fast, fu), 1)
+        assert factor == report.ratio_text(timing.seconds_exactly(slow, su) / timing.seconds_exactly(fast, fu))
+    for rule, (*_, factor) in zip(takeaways.rules(json.loads(COMMITTED.read_text())), rows):   # and of the JSON's times
+        assert factor == report.ratio_text(Decimal(repr(rule.slow_s)) / Decimal(repr(rule.fast_s))), rule.rule
     assert factors == sorted(factors, reverse=True)                  # ranked by the factors as printed
 
 

@@ -361,7 +361,7 @@ def test_glsl_here_vs_record_gives_the_ratio_and_no_word_a_threshold_picks(here_
     said = train.glsl_here_vs_record(record, here, 469)
     assert said == (f"This notebook's back-to-back epoch ({here.text()}) took {ratio} the record's six-dispatch "
                     "epoch (22.9 ms (22.2–23.2)), the same trainer by the same clock in another run: there its epochs "
-                    "alternate with the fused trainers' in a run of the fused benchmark, here they follow one another, "
+                    "alternate with notebook 06's faster trainers' in a run of their benchmark, here they follow one another, "
                     "so the ratio holds for this pair of runs only.")
     assert f"{here_ms / 22.9:.2f}×" == ratio
     assert train.glsl_here_vs_record({"benches": {}}, here, 469) == ""
@@ -383,6 +383,8 @@ def test_overrun_sentence_takes_the_share_from_the_printed_figures():
     assert overrun_sentence({**parts, "unaccounted": 0.0}, epoch) == ""
     small = overrun_sentence({**parts, "unaccounted": -0.04e-3}, epoch)
     assert "by 0.04 ms (less than 1 % of its median" in small
+    half = overrun_sentence({**parts, "unaccounted": -0.11e-3}, epoch)    # 0.11 / 21.7 = 0.51 %: not '1 %'
+    assert "by 0.11 ms (less than 1 % of its median" in half
 
 
 # --- notebook 05's own cells: what its code says of a single timing -------------------------------------------

@@ -516,7 +516,7 @@ def test_fastest_versus_names_the_trainer_in_its_own_clause(jax_ms, outcome, wor
 def test_sweep_budget_sentence_either_side_of_the_default(seconds, words):
     text = bench_dropout.sweep_budget_sentence(4, 6, seconds, [668, 653, 660], ["H1024-e1", "H2048-e1-c2.5"],
                                                default=50.0)
-    assert words in text and f"for {seconds:g} s of training each (653 to 668 epochs)" in text
+    assert words in text and f"with a budget of {seconds:g} s of training each (653 to 668 epochs)" in text
     assert text.startswith("The sweep ran 4 of the grid's 6 recipes") and text.endswith(
         "; not run: H1024-e1 and H2048-e1-c2.5.")
 

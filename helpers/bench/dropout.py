@@ -175,7 +175,7 @@ def sweep_budget_sentence(ran: int, grid: int, seconds: float, epochs: list, lef
         against = f"longer than the default {default:g} s, which gives as many epochs as a final run"
     else:
         against = "the default, which gives as many epochs as a final run"
-    text = (f"The sweep ran {ran} of the grid's {grid} recipes for {seconds:g} s of training each ({span}), "
+    text = (f"The sweep ran {ran} of the grid's {grid} recipes with a budget of {seconds:g} s of training each ({span}), "
             f"{against}")
     if left_out:
         text += f"; not run: {findings.listed(left_out)}"

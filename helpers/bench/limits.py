@@ -315,7 +315,7 @@ def bound_kind(work_seconds: float, measured, sheet: dict | None, margin: float 
         return timing.Verdict(f"it reads W1 faster than HBM could deliver it (its bytes at HBM speed: {share}): W1 "
                               "comes from L2, at a rate only a cache gives", "from L2")
     return timing.Verdict(f"its bytes at HBM speed would take {share}: between the two, so neither latency nor "
-                          "HBM's bandwidth is shown to bound it (W1 comes from L2, faster than HBM)", "in between")
+                          "HBM's bandwidth is shown to bound it (W1 can come from L2, faster than HBM)", "in between")
 
 
 def main(argv: list[str]) -> int:

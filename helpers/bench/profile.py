@@ -472,8 +472,7 @@ def overrun_sentence(parts: dict, epoch: timing.Timing) -> str:
     figure = plots.part_figure(ms)   # as plots.epoch_bars' note gives the part
     whole = epoch.text().split(" ", 2)[:2]
     share = 100 * timing.seconds_exactly(figure.replace(",", ""), "ms") / timing.shown_exactly(epoch)
-    said = timing.times(share, 0)
-    said = "less than 1" if said == "0" else said
+    said = "less than 1" if share < 1 else timing.times(share, 0)   # 0.5 % would read 1 % beside a shares line's 0 %
     return (f"The parts measured apart add up to more than the epoch, by {figure} ms ({said} % of its median, "
             f"{' '.join(whole)}), so the unaccounted rest is below zero: within the epoch some parts overlap (a "
             "readback is taken while the GPU runs the next chunk) or take less time than they took apart.")

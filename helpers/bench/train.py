@@ -121,8 +121,8 @@ def record_account(record: dict) -> tuple:
     card = device.get("describe", "an unnamed card").split("/")[0].split(" |")[0]
     when = f" on {device['date']}" if device.get("date") else ""
     intro = (f"These are the benchmark record's epochs, run on the {card}{when}, not in this notebook's run: "
-             "the six-dispatch GLSL epoch and PyTorch eager's come from the fused "
-             "benchmark, which takes the GLSL trainers in turn and PyTorch on its own; NumPy's comes from the "
+             "the six-dispatch GLSL epoch and PyTorch eager's come from the benchmark of notebook 06's faster "
+             "trainers, which takes every GLSL trainer in turn and PyTorch on its own; NumPy's comes from the "
              "training benchmark, taken in turn with GLSL epochs")
     if EAGER_LABEL in t and NUMPY_LABEL in t:
         v = timing.versus(t[EAGER_LABEL], t[NUMPY_LABEL], "PyTorch eager's epoch on the GPU",
@@ -307,5 +307,5 @@ def glsl_here_vs_record(record: dict, here: timing.Timing, steps_here: int) -> s
                 f"({row.get('steps', 'an unrecorded number of')} steps) are of different sizes, so they are not compared.")
     return (f"This notebook's back-to-back epoch ({here.text()}) took {timing.times(timing.ratio(here, record_t))}× the record's "
             f"six-dispatch epoch ({record_t.text()}), the same trainer by the same clock in another run: there its "
-            "epochs alternate with the fused trainers' in a run of the fused benchmark, here they follow one another, "
+            "epochs alternate with notebook 06's faster trainers' in a run of their benchmark, here they follow one another, "
             "so the ratio holds for this pair of runs only.")
