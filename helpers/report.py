@@ -393,6 +393,30 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
     return out[:HEADLINE_ROWS]
 
 
+def close_pairs_note(record: dict) -> str:
+    """A sentence under the headline rows naming the epoch pairs against JAX that the series' margin for
+    epochs (bench.limits.EPOCHS, 25 %: an epoch moves that much between runs) would call the same: each row
+    is judged in its one run, pairs taken in turn, by the 5 % margin of one run, so another run of the
+    benchmark could order those differently (notebook 08 says the same of its verdicts). "" where none is that
+    close, or the record has no such rows."""
+    fused = record.get("benches", {}).get("fused") or []
+    close = []
+    for hidden in (128, 800):
+        best = bench_fused.fastest_glsl(fused, hidden)
+        for precision, label in (("highest", "JAX fp32"), ("default", "JAX at its default precision")):
+            them = bench_fused.jax_by_precision(fused, hidden).get(precision) if best else None
+            if them and timing.compare(bench_fused.row_timing(best), bench_fused.row_timing(them),
+                                       bench_limits.EPOCHS) == timing.SAME:
+                close.append(f"784-{hidden}-10 against {label}")
+    if not close:
+        return ""
+    named = " and ".join(close) if len(close) < 3 else ", ".join(close[:-1]) + " and " + close[-1]
+    return (f"Each row above is judged within its one run, the two epochs taken in turn, by the "
+            f"{100 * timing.MARGIN:g} % margin of one run; an epoch moves more between runs, and by the "
+            f"{100 * bench_limits.EPOCHS:g} % margin the series uses for that, {named} would be the same, so another "
+            f"run of the benchmark could judge {'it' if len(close) == 1 else 'them'} differently.")
+
+
 def headline(record: dict, dropout: dict | None = None) -> str:
     """The README's results section: the headline rows, the card, where the full table is."""
     lines = ["## Results", "",
@@ -407,6 +431,9 @@ def headline(record: dict, dropout: dict | None = None) -> str:
     twice = company_note(record, "the row against NumPy's epoch above", "RESULTS.md's fused rows")
     if twice:
         lines += ["", twice]
+    close = close_pairs_note(record)
+    if close:
+        lines += ["", close]
     if unmeasured(record):
         lines += ["", "The rows this run could not measure (no PyTorch or JAX installed, say) are listed in "
                       "RESULTS.md; a headline row that needs one is left out."]

@@ -379,3 +379,20 @@ def test_headline_says_why_the_six_dispatch_epoch_has_two_rows():
     assert "25.3 ms (22.1–27.5) timed in turn with the fused trainers (RESULTS.md's fused rows)" in text
     record["benches"]["fused"] = []
     assert "two rows" not in report.headline(record)
+
+
+@pytest.mark.parametrize("jax_ms, close", [(25.8, "784-800-10 against JAX fp32 would be the same"),   # 1.11x
+                                           (31.0, None)])                                            # 1.33x
+def test_close_pairs_note_names_the_jax_pairs_inside_the_epochs_margin(jax_ms, close):
+    """The README judges each row within one run (5 %); pairs within the 25 % by which epochs move between
+    runs are named as ones another run could judge differently; none named, no sentence."""
+    def row(name, ms):
+        return {"name": name, "ms": ms, "ms_low": ms * 0.998, "ms_high": ms * 1.002}
+    record = {"benches": {"fused": [row("fused 784-800-10 Momentum", 23.3),
+                                    dict(row("JAX jit(lax.scan) 784-800-10 Momentum, fp32", jax_ms), precision="highest")]}}
+    note = report.close_pairs_note(record)
+    if close is None:
+        assert note == ""
+    else:
+        assert close in note and "5 % margin of one run" in note and "could judge it differently" in note
+    assert report.close_pairs_note({"benches": {}}) == ""
