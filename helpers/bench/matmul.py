@@ -345,11 +345,18 @@ def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
     if len(pairs) == 1:
         bands = f"the two 20–80 % bands {'overlap' if level else 'do not overlap'}, and the medians lie"
     else:
-        bands = (f"{'all' if level == len(pairs) else level} of {len(pairs)} pairs of 20–80 % bands overlap, and the "
-                 "medians lie at most")
+        every = "both" if len(pairs) == 2 else f"all {len(pairs)}"
+        bands = (f"{every if level == len(pairs) else f'{level} of {len(pairs)}'} pairs of 20–80 % bands overlap, "
+                 "and the medians lie at most")
+    shown = timing.times(gap[worst])
+    within = Decimal(shown) <= 1 + Decimal(str(timing.MARGIN))
+    meaning = (f"the same kernel timed twice in one run moves that much, within the {100 * timing.MARGIN:g} % margin "
+               "that a verdict asks for beyond the bands" if within else
+               f"the same kernel timed twice in one run moved beyond the {100 * timing.MARGIN:g} % margin that a "
+               "verdict asks for, so a verdict this close in the table could come out otherwise")
     return (f"At {n}³ the table timed {'this rung' if len(pairs) == 1 else 'these rungs'} again, in turn, per dispatch "
-            f"the same way as the cells above: {bands} {timing.times(gap[worst])}× apart ({worst}: {a.text()} above, "
-            f"{b.text()} in the table).")
+            f"the same way as the cells above: {bands} {shown}× apart ({worst}: {a.text()} above, "
+            f"{b.text()} in the table): {meaning}.")
 
 
 def _fmt(value: float) -> str:
@@ -417,7 +424,7 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
     less per call than cuBLAS; rungs compare() calls the same are level with it, in timing.the_same's words;
     where a rung's row or cuBLAS's stores no band (banded), nothing is judged, and a rung whose median is below
     cuBLAS's is said to have no band to judge it by, never to be faster. Each rung is named with its share of
-    cuBLAS's speed as table() prints it, then its time ('matmul_9_interior 102.8% of its speed (25.1 µs (…))',
+    cuBLAS's speed as table() prints it, then its time ('matmul_9_interior 102.8% of cuBLAS's speed (25.1 µs (…))',
     its: cuBLAS's). Where some rung is faster, what that means, from
     cuBLAS's own speed at that size against its best in the run: below LAUNCH_BOUND of its best, cuBLAS's
     time is mostly the fixed cost of a call (OVERHEAD); below NEAR_PEAK it is UNDER_PEAK; from NEAR_PEAK up
@@ -443,10 +450,10 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
                 continue
             outcome = timing.compare(tr, tb)
             if outcome == timing.A_FASTER:
-                faster.append(f"{r['impl']} {share}% of its speed ({tr.text()})")
+                faster.append(f"{r['impl']} {share}% of cuBLAS's speed ({tr.text()})")
             elif outcome == timing.SAME:     # grouped by the_same()'s reason, said once for the group
                 reason = timing.the_same(tr, tb)
-                level.setdefault(reason, []).append(f"{r['impl']} {share}% of its speed ({tr.text()})")
+                level.setdefault(reason, []).append(f"{r['impl']} {share}% of cuBLAS's speed ({tr.text()})")
         if not (faster or level or unjudged):
             continue
         said = []
@@ -478,7 +485,7 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
                         f"cuBLAS, {reason}")
         if unjudged:
             one = len(unjudged) == 1
-            said.append(f"{findings.listed(unjudged)} of its speed {'has a median' if one else 'have medians'} below "
+            said.append(f"{findings.listed(unjudged)} of cuBLAS's speed {'has a median' if one else 'have medians'} below "
                         f"cuBLAS's, but with no 20–80 % band stored, whether {'it is' if one else 'they are'} faster "
                         "beyond the noise cannot be judged")
         notes.append(timing.Verdict(f"At {n}³ cuBLAS took {tb.text()} a call; " + "; ".join(said) + ".", outcome))
