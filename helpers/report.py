@@ -565,7 +565,7 @@ def accuracy_row(glsl: dict) -> tuple:
         where = (f"after the epochs of its warm-up (GLSL and NumPy epochs in turn for a second) and {timed} "
                  "timed ones")
     return ("test accuracy, 784-128-10, SGD", f"{100 * glsl['test_acc']:.2f} % {after}", "",
-            f"the GLSL trainer of the epoch against NumPy above, {where} (notebook 05 trains it for 10)")
+            f"the GLSL trainer of the epoch against NumPy above, {where}; notebook 05 trains it for 10")
 
 
 def main(argv: list[str] | None = None) -> int:
