@@ -205,7 +205,7 @@ def matmul_rows(rows: list[dict]) -> list[str]:
             continue
         beside = (f" ({_share(best, blas)}% of cuBLAS's {_flops(blas['gflops']).removesuffix(' TFLOP/s')})"
                   if blas else "")
-        out.append(f"| matmul {size}³, fastest rung: {best['impl']} | {_flops(best['gflops'])}{beside} "
+        out.append(f"| matmul {size}³, rung of lowest median: {best['impl']} | {_flops(best['gflops'])}{beside} "
                    f"| {best['clock']} |")
     return out
 
@@ -258,7 +258,7 @@ def products_rows(rows: list[dict]) -> list[str]:
             if best is None:
                 continue
             beside = f" (cuBLAS in a CUDA graph {_ms(blas['seconds'])})" if blas else ""
-            out.append(f"| a 784-{hidden}-10 step's {product} ({'×'.join(map(str, best['shape']))}), fastest rung: "
+            out.append(f"| a 784-{hidden}-10 step's {product} ({'×'.join(map(str, best['shape']))}), rung of lowest median: "
                        f"{best['impl']} | {_ms(best['seconds'])}{beside} | {best['clock']} |")
     return out
 

@@ -135,7 +135,8 @@ def test_other_uploads_names_every_way_level_with_the_fastest():
         ("upload float32 into existing buffer", 10.0), (orphaned, 14.01), (PIPELINED, 13.79),   # 1.016x: level
         (bench_inference.CEILING, 52.7)]]
     level = bench_inference.other_uploads(rows)
-    assert f"the fastest, {orphaned.removeprefix('upload float32 ')} and {PIPELINED.removeprefix('upload float32 ')}, are level" in level
+    assert (f"the fastest ways are level ({orphaned.removeprefix('upload float32 ')}; "
+            f"{PIPELINED.removeprefix('upload float32 ')}: the same within the noise or the 5 % margin)") in level
     assert "the quickest of them reaches 27% of it" in level                  # 14.01 / 52.70 = 26.6 %
     assert bench_inference.of_ceiling(rows[1], rows[3]) == "27%"
     rows[2].update(gbps=13.0, seconds=bytes_ / 13.0e9)                         # 1.08x: beyond the margin

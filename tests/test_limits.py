@@ -183,10 +183,10 @@ def test_epoch_limits_ratio_is_the_one_of_its_printed_figures():
 def test_two_products_ratio_is_the_one_of_its_printed_figures():
     """31.76 and 12.76 µs print as 31.8 and 12.8 µs: 2.484, 2.48× less (the unrounded figures give 2.489, 2.49×)."""
     said = limits.two_products(_two_products(31.76, 12.76), 128)
-    assert said == ("a step's two products alone (X·W1 and Xᵀ·dZ1) take 31.8 µs by the matmul ladder's fastest "
-                    "rungs and 12.8 µs by cuBLAS, 2.48× less")
-    assert limits.two_products(_two_products(12.76, 31.76), 128).endswith("12.8 µs by the matmul ladder's fastest "
-                                                                         "rungs and 31.8 µs by cuBLAS, 2.48× more")
+    assert said == ("a step's two products alone (X·W1 and Xᵀ·dZ1) take 31.8 µs by the matmul ladder's rungs of "
+                    "lowest median and 12.8 µs by cuBLAS, 2.48× less")
+    assert limits.two_products(_two_products(12.76, 31.76), 128).endswith("12.8 µs by the matmul ladder's rungs of "
+                                                                         "lowest median and 31.8 µs by cuBLAS, 2.48× more")
     no_blas = [r for r in _two_products(31.76, 12.76) if r["impl"] != products.CUBLAS]
     assert limits.two_products(no_blas, 128) is None                                # no cuBLAS rows: no sentence
 

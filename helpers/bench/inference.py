@@ -417,8 +417,8 @@ def other_uploads(rows: list[dict]) -> str | None:
         text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, ahead of the "
                  f"others beyond the noise and the {100 * timing.MARGIN:g} % margin, reaches {share} of it"
                  if len(level) == 1 else
-                 f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {' and '.join(level)}, are level "
-                 f"(the same within the noise or the {100 * timing.MARGIN:g} % margin), and the quickest of them reaches "
+                 f" and a copy from pinned memory's {ceiling}, the limit: the fastest ways are level ({'; '.join(level)}: "
+                 f"the same within the noise or the {100 * timing.MARGIN:g} % margin), and the quickest of them reaches "
                  f"{share} of it")
     return text + "."
 

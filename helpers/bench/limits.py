@@ -57,7 +57,7 @@ def two_products(product_rows: list[dict], hidden: int) -> str | None:
     if ladder is None or blas is None:
         return None
     ours, theirs = f"{1e6 * ladder:.1f}", f"{1e6 * blas:.1f}"
-    head = (f"a step's two products alone (X·W1 and Xᵀ·dZ1) take {ours} µs by the matmul ladder's fastest rungs "
+    head = (f"a step's two products alone (X·W1 and Xᵀ·dZ1) take {ours} µs by the matmul ladder's rungs of lowest median "
             f"and {theirs} µs by cuBLAS")
     if Decimal(ours) > Decimal(theirs):
         return f"{head}, {timing.times(Decimal(ours) / Decimal(theirs))}× less"
