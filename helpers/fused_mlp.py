@@ -559,13 +559,11 @@ def against_pytorch(rows: list[dict], card: str) -> timing.Verdict:
     compare() cannot tell from its fastest are named as level with it, without their figures: the sentence on
     the graphs (bench.fused.graphs_compared) prints those and says why."""
     fused = bench_row(rows, FUSED_ROW)
-    torch = [r for r in rows if r["name"].startswith("PyTorch") and "ms" in r]
-    best = min(torch, key=lambda r: r["ms"])
-    def way(r):
-        return r["name"].replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
-    best_t = timing.Timing.from_row(best)
-    ties = [r for r in torch if r is not best and timing.compare(best_t, timing.Timing.from_row(r)) == timing.SAME]
-    v = timing.versus(timing.Timing.from_row(fused), best_t, "the fused epoch",
+    torch = {r["name"]: timing.Timing.from_row(r) for r in rows if r["name"].startswith("PyTorch") and "ms" in r}
+    best, ties = timing.lowest(torch)
+    def way(name):
+        return name.replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
+    v = timing.versus(timing.Timing.from_row(fused), torch[best], "the fused epoch",
                       f"PyTorch's {way(best)}" if ties else f"PyTorch's fastest way, {way(best)}")
     tied = (f"; PyTorch's {' and '.join(way(r) for r in ties)} {'is' if len(ties) == 1 else 'are'} level with its "
             f"{way(best)} (the same within the noise or the {100 * timing.MARGIN:g} % margin)" if ties else "")
