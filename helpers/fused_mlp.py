@@ -560,12 +560,10 @@ def against_pytorch(rows: list[dict], card: str) -> timing.Verdict:
     PyTorch's fastest, and nothing more is said of the tie: the sentence on the graphs
     (bench.fused.graphs_compared), printed next, judges the two graphs and says why."""
     fused = bench_row(rows, FUSED_ROW)
-    torch = [r for r in rows if r["name"].startswith("PyTorch") and "ms" in r]
-    best = min(torch, key=lambda r: r["ms"])
-    def way(r):
-        return r["name"].replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
-    best_t = timing.Timing.from_row(best)
-    ties = [r for r in torch if r is not best and timing.compare(best_t, timing.Timing.from_row(r)) == timing.SAME]
-    v = timing.versus(timing.Timing.from_row(fused), best_t, "the fused epoch",
+    torch = {r["name"]: timing.Timing.from_row(r) for r in rows if r["name"].startswith("PyTorch") and "ms" in r}
+    best, ties = timing.lowest(torch)
+    def way(name):
+        return name.replace("PyTorch ", "").replace(" 784-128-10 SGD", "")
+    v = timing.versus(timing.Timing.from_row(fused), torch[best], "the fused epoch",
                       f"PyTorch's {way(best)}" if ties else f"PyTorch's fastest way, {way(best)}")
     return timing.Verdict(f"On the {card}, in the committed benchmark, {v}", v.outcome)

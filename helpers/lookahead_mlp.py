@@ -188,7 +188,6 @@ def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.
     'its smaller work and its higher floor cancel', or by which parts one trainer won. Outcome: the epochs'
     timing.compare with `margin`, as LOOKAHEAD_FASTER, FUSED_FASTER or timing.SAME."""
     floor_out = timing.compare(look_floor, fused_floor, margin)
-    paired = in_turn
     beyond = _paired_beyond if in_turn else _beyond     # taken in turn: each round's epoch less that round's floor
     work_look, work_fused = beyond([look], look_floor), beyond([fused], fused_floor)
     has_work = work_look.median > 0 and work_fused.median > 0
@@ -199,7 +198,7 @@ def floor_account(look: timing.Timing, look_floor: timing.Timing, fused: timing.
                   + (f": the two are {timing.the_same(look_floor, fused_floor, margin)}" if floor_out == timing.SAME
                      else ""))
     if has_work:
-        work_text = (f"above its floor{', round by round,' if paired else ''} its work took {work_look.text()} an epoch"
+        work_text = (f"above its floor{', round by round,' if in_turn else ''} its work took {work_look.text()} an epoch"
                      f"{_ratio_words(work_look, work_fused, work_out)} the fused trainer's {work_fused.text()}"
                      + (f": the two are {timing.the_same(work_look, work_fused, margin)}" if work_out == timing.SAME
                         else ""))

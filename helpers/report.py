@@ -23,7 +23,7 @@ import sys
 from decimal import Decimal
 from pathlib import Path
 
-from . import timing
+from . import findings, timing
 from .bench import fused as bench_fused
 from .bench import limits as bench_limits
 from .bench import matmul as bench_matmul
@@ -400,17 +400,17 @@ def close_pairs_note(record: dict) -> str:
     benchmark could order those differently (notebook 08 says the same of its verdicts). "" where none is that
     close, or the record has no such rows."""
     fused = record.get("benches", {}).get("fused") or []
-    close = []
+    pairs = {}
     for hidden in (128, 800):
         best = bench_fused.fastest_glsl(fused, hidden)
         for precision, label in (("highest", "JAX fp32"), ("default", "JAX at its default precision")):
             them = bench_fused.jax_by_precision(fused, hidden).get(precision) if best else None
-            if them and timing.compare(bench_fused.row_timing(best), bench_fused.row_timing(them),
-                                       bench_limits.EPOCHS) == timing.SAME:
-                close.append(f"784-{hidden}-10 against {label}")
+            if them:
+                pairs[f"784-{hidden}-10 against {label}"] = bench_fused.row_timing(best), bench_fused.row_timing(them)
+    close = bench_limits.close_pairs(pairs)
     if not close:
         return ""
-    named = " and ".join(close) if len(close) < 3 else ", ".join(close[:-1]) + " and " + close[-1]
+    named = findings.listed(close)
     return (f"Each row above is judged within its one run, the two epochs taken in turn, by the "
             f"{100 * timing.MARGIN:g} % margin of one run; an epoch moves more between runs, and by the "
             f"{100 * bench_limits.EPOCHS:g} % margin the series uses for that, {named} would be the same, so another "

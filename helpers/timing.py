@@ -296,6 +296,16 @@ class Verdict(str):
         return self
 
 
+def lowest(timings: dict, margin: float = MARGIN) -> tuple:
+    """(the key of the lowest median, [the other keys whose timing compare() calls the same as it]): who is
+    quickest, and who is level with it. An empty list means the lowest is faster than every other beyond the
+    noise and the margin."""
+    if not timings:
+        raise ValueError("lowest() needs at least one timing")
+    best = min(timings, key=lambda key: timings[key].median)
+    return best, [key for key, t in timings.items() if key != best and compare(timings[best], t, margin) == SAME]
+
+
 def paired_ratio(a: Timing, b: Timing) -> Timing:
     """a's samples over b's, round by round: for two timings taken in turn (measure_interleaved), whose i-th
     samples come from the same round. A disturbance that slows both in one round (the clock, another process)

@@ -334,3 +334,13 @@ def test_rounds_text_gives_the_band_or_says_every_round():
     assert timing.rounds_text(timing.Timing((1.11,), "ratio")) == "1.11× in every round"
     a, b = timing.Timing((2.0, 2.5, 3.0)), timing.Timing((1.0, 2.0, 2.4))
     assert timing.paired_text(a, b) == timing.rounds_text(timing.paired_ratio(a, b))
+
+
+def test_lowest_names_the_quickest_and_those_level_with_it():
+    """The one rule behind 'fastest' and 'level': the lowest median, and the others compare() calls the same."""
+    def t(ms):
+        return timing.Timing(tuple(ms * 1e-3 * (1 + 0.002 * k) for k in (-1, 0, 1)))
+    assert timing.lowest({"a": t(10.0), "b": t(12.0), "c": t(10.2)}) == ("a", ["c"])   # 2 %: within the 5 %
+    assert timing.lowest({"a": t(10.0), "b": t(12.0)}) == ("a", [])                    # 20 %: a alone
+    with pytest.raises(ValueError, match="at least one timing"):
+        timing.lowest({})

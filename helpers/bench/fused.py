@@ -489,16 +489,16 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     Returns (the sentence, (share, low, high)), the second for fused_mlp.share_shift."""
     phases = profile.epoch_phases(trainer, prof, epoch.median)
     empty = prof["empty"]
-    above = [t for t in prof["kernel"].values() if t > empty]
+    figure, _, above = kernels_above(prof)
     kernel = kernel_phase(trainer, prof)
     rest = phases["readback"] + phases["upload"]
     total = max(epoch.median, kernel + rest)               # the epoch's median, unless the parts overrun it
     share, low, high = _printed_shares(kernel, epoch, total)
     words = fused_mlp.kernel_share(name, share, low, high)
-    left = len(prof["kernel"]) - len(above)
+    left = len(prof["kernel"]) - above
     left_out = (f"; {left} kernel{'s' * (left > 1)} no longer than an empty dispatch count{'s' * (left == 1)} nothing"
                 if left else "")
-    figures = (f"kernels {kernels_above(prof)[0]} a step, less {len(above)} × "
+    figures = (f"kernels {figure} a step, less {above} × "
                f"{profile.seconds_text(empty)} of empty dispatch, × {trainer.steps_per_epoch} steps: "
                f"{profile.seconds_text(kernel)} of {article(epoch.text())} {epoch.text()} epoch{left_out}")
     if total > epoch.median:
@@ -507,9 +507,9 @@ def kernel_share_account(name: str, trainer, prof: dict, epoch: timing.Timing) -
     return f"{words} ({figures})", (share, low, high)
 
 
-def kernels_above(prof: dict) -> tuple[str, float]:
+def kernels_above(prof: dict) -> tuple[str, float, int]:
     """The kernels longer than an empty dispatch, a step, added up as their figures print: (the figure,
-    seconds). With the kernels' Timings (prof["kernel_timing"], as profile_step gives them) it is
+    seconds, how many kernels). With the kernels' Timings (prof["kernel_timing"], as profile_step gives them) it is
     profile.added_up of them, the figure the step's table prints for all of them; with medians alone, their
     sum at three digits."""
     names = [k for k, t in prof["kernel"].items() if t > prof["empty"]]
@@ -517,15 +517,15 @@ def kernels_above(prof: dict) -> tuple[str, float]:
         figure = profile.added_up([prof["kernel_timing"][k] for k in names]) if names else "0 µs"
     else:
         figure = profile.seconds_text(sum(prof["kernel"][k] for k in names))
-    return figure, timing.in_seconds(*figure.split())
+    return figure, timing.in_seconds(*figure.split()), len(names)
 
 
 def kernel_phase(trainer, prof: dict) -> float:
     """An epoch's kernel phase (seconds), as kernel_share_account computes and prints it: the kernels longer
     than an empty dispatch, added up as printed (kernels_above), less an empty dispatch each, times the
     epoch's steps."""
-    count = sum(t > prof["empty"] for t in prof["kernel"].values())
-    per_step = kernels_above(prof)[1] - count * profile.printed_seconds(prof["empty"])
+    _, seconds, count = kernels_above(prof)
+    per_step = seconds - count * profile.printed_seconds(prof["empty"])
     return max(per_step, 0.0) * trainer.steps_per_epoch
 
 

@@ -408,11 +408,12 @@ def other_uploads(rows: list[dict]) -> str | None:
     ways = "; ".join(f"{r['what'].removeprefix('upload float32 ')} {r['gbps']:.2f}" for r in others)
     text = f"The other float32 uploads reached, in GB/s: {ways}; against buffer.write's {direct['gbps']:.2f}"
     if CEILING in get:
-        best, ceiling = fastest_upload(rows), f"{get[CEILING]['gbps']:.2f}"
-        fastest = timing_of(rows, best["what"])            # ways compare() cannot tell from it are level with it
-        level = [r["what"].removeprefix("upload float32 ") for r in rows
-                 if r["what"].startswith(("upload float32 into existing", "upload float32 via")) and r.get("seconds")
-                 and timing.compare(fastest, timing_of(rows, r["what"])) == timing.SAME]
+        ceiling = f"{get[CEILING]['gbps']:.2f}"
+        ways = {r["what"]: timing_of(rows, r["what"]) for r in rows if r.get("seconds")
+                and r["what"].startswith(("upload float32 into existing", "upload float32 via"))}
+        quickest, tied = timing.lowest(ways)           # the same images' bytes: the lowest time is the highest GB/s
+        level = [what.removeprefix("upload float32 ") for what in ways if what == quickest or what in tied]
+        best = get[quickest]
         share = of_ceiling(best, get[CEILING])         # the table's share, from the figures as printed
         text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, ahead of the "
                  f"others beyond the noise and the {100 * timing.MARGIN:g} % margin, reaches {share} of it"

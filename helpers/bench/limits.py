@@ -187,13 +187,18 @@ def epochs_margin_sentence(margin: float = EPOCHS) -> str:
             "which whatever else the CPU is doing can slow.")
 
 
+def close_pairs(pairs: dict, margin: float = EPOCHS) -> list:
+    """The labels of `pairs` ({label: (Timing, Timing)}) that compare() with `margin`, the margin for epochs
+    between runs, calls the same: pairs that another run of the benchmark could judge differently."""
+    return [label for label, (a, b) in pairs.items() if timing.compare(a, b, margin) == timing.SAME]
+
+
 def record_pairs_note(pairs: dict, margin: float = EPOCHS) -> str:
     """A sentence after verdicts on a benchmark record's epochs (pairs: {label: (Timing, Timing)}): they were
     judged by timing.compare's margin, right for epochs taken in turn within one run; the pairs whose medians
     as printed lie within `margin`, the margin epochs_margin_sentence gives for epochs, are named as ones that
     margin would call the same, so another run of the benchmark could judge them differently."""
-    close = [label for label, (a, b) in pairs.items()
-             if timing.compare(a, b, margin) == timing.SAME]
+    close = close_pairs(pairs, margin)
     head = (f"These verdicts read one run of the benchmark, each pair of epochs taken in turn there, so they use the "
             f"{100 * timing.MARGIN:.3g} % margin of one run")
     if not close:

@@ -634,9 +634,8 @@ def fastest_beyond_noise(rows: list[dict], rungs, n: int) -> str:
     timed = {impl: t for impl, t in timed.items() if t is not None}
     if not timed:
         raise ValueError(f"no rung has a row at {n}³: run the benchmark at that size first")
-    best = min(timed, key=lambda impl: timed[impl].median)
-    beaten = all(timing.compare(timed[best], t) == timing.A_FASTER for impl, t in timed.items() if impl != best)
-    return _short(best) if beaten else "level"
+    best, level = timing.lowest(timed)
+    return "level" if level else _short(best)
 
 
 def plot(rows: list[dict], title: str = ""):
