@@ -57,10 +57,10 @@ def against(ours, theirs) -> str:
 
 
 def _ms(seconds: float, digits: int = 3) -> str:
-    return (f"{_sig(seconds * 1e3, digits)} ms" if seconds >= 1e-4 else f"{_sig(seconds * 1e6, digits)} µs")
+    return (f"{significant(seconds * 1e3, digits)} ms" if seconds >= 1e-4 else f"{significant(seconds * 1e6, digits)} µs")
 
 
-def _sig(value: float, digits: int = 3) -> str:
+def significant(value: float, digits: int = 3) -> str:
     """`digits` significant digits and no exponent: '11', '389', '1230' at three; from four up the trailing
     zeros stay, '2.380', since those digits are there to be read."""
     text = f"{value:.{digits}g}" if digits <= 3 else f"{value:#.{digits}g}".rstrip(".")

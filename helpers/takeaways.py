@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import timing
 from .bench.fused import fastest_glsl
-from .report import _sig, fastest_rung, printed_pair, ratio_text
+from .report import fastest_rung, printed_pair, ratio_text, significant
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "notebooks" / "TAKEAWAYS.md"
@@ -113,10 +113,10 @@ def rules(bench: dict) -> list[Rule]:
 def duration(seconds: float, digits: int = 3) -> str:
     """`digits` significant digits in s, ms or µs, whichever keeps the number at or above 1."""
     if seconds >= 1:
-        return f"{_sig(seconds, digits)} s"
+        return f"{significant(seconds, digits)} s"
     if seconds >= 1e-3:
-        return f"{_sig(seconds * 1e3, digits)} ms"
-    return f"{_sig(seconds * 1e6, digits)} µs"
+        return f"{significant(seconds * 1e3, digits)} ms"
+    return f"{significant(seconds * 1e6, digits)} µs"
 
 
 def company_note(bench: dict, alone_where: str = "the README's row and the first rule",

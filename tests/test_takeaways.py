@@ -134,7 +134,7 @@ def test_readme_and_takeaways_print_the_same_factor_for_the_same_pair():
             for figure in (slow, fast):
                 value, unit = figure.split()
                 if unit == "s":                                  # README prints ms where the page prints s
-                    figure = f"{report._sig(float(value) * 1e3, len(value.replace('.', '')))} ms"
+                    figure = f"{report.significant(float(value) * 1e3, len(value.replace('.', '')))} ms"
                 assert figure in shown, (start, figure, ours, theirs)
 
 
