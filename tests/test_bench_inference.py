@@ -145,6 +145,26 @@ def test_other_uploads_names_every_way_level_with_the_fastest():
                                          "the noise and the 5 % margin, reaches 27% of it") in ahead
 
 
+def test_other_uploads_prints_each_rate_with_its_band():
+    """Each GB/s comes with its 20–80 % band, the rate's: the band's longer time (seconds_high) is its lower
+    GB/s. A band that two decimals cannot tell apart gets more; a row stored with no band says so."""
+    bytes_ = 31_360_000
+    rows = [{"what": w, "seconds": s, "seconds_low": lo, "seconds_high": hi, "clock": "wall", "bytes": bytes_,
+             "gbps": bytes_ / s / 1e9} for w, s, lo, hi in [
+        ("upload float32 into existing buffer", 2e-3, 1.6e-3, 2.5e-3),               # 15.68 (12.54–19.60)
+        (PIPELINED, 1e-3, 0.99999e-3, 1.00001e-3),                                   # 31.36 (31.3597–31.3603)
+        (bench_inference.CEILING, 0.5e-3, 0.49e-3, 0.52e-3)]]                        # 62.72 (60.31–64.00)
+    text = bench_inference.other_uploads(rows)
+    assert "in GB/s (median and 20–80 % band)" in text
+    assert "against buffer.write's 15.68 (12.54–19.60)" in text
+    assert f"{PIPELINED.removeprefix('upload float32 ')} 31.3600 (31.3597–31.3603)" in text
+    assert "a copy from pinned memory's 62.72 (60.31–64.00), the limit" in text
+    assert "the fastest, " in text and "reaches 50% of it" in text        # the judgement is the timings', as before
+    assert bench_inference.gbps_text({"seconds": 2e-3, "gbps": 15.68}) == "15.68 (no spread recorded)"
+    assert bench_inference.gbps_text({"seconds": 2e-3, "seconds_low": 2e-3, "seconds_high": 2e-3,
+                                      "gbps": 15.68}) == "15.68 (no spread recorded)"
+
+
 def test_mapped_output_timings_times_both_buffers(ctx, rng):
     from helpers import inference, timing
     params = reference.init_params(seed=0)

@@ -121,8 +121,21 @@ def test_step_account_is_three_sentences_and_gives_the_ratio_for_this_run(issue,
 
 def test_step_account_names_each_call_and_the_python_around_them():
     text = profile.step_account(_profile(issue=20.0, calls=(12.0, 2.0, 4.0)))
-    assert "6 × run() 12 µs" in text and "4 × uniform write 4 µs" in text
+    assert f"6 × run() {T(12.0).text()}, " in text and f"4 × uniform write {T(4.0).text()} and" in text
+    assert "(11.9–12.1)" in text                       # each call with its 20-80 % band, not a bare median
     assert "2 µs of Python around those calls" in text
+
+
+def test_step_account_python_around_the_calls_is_the_difference_of_the_figures_it_prints():
+    """A call whose band is narrow prints a fourth digit (8.041 µs (8.039–8.043)): 14.2 - (8.041 + 1.03 + 3.88)
+    = 1.249, so 1.2 µs, where the calls' medians at three digits (8.04) would have given 1.25, so 1.3 µs."""
+    prof = _profile(issue=14.2)
+    prof["calls"] = {"run()": {"per_step": T(8.041, spread=0.0005), "calls": 6},
+                     "memory_barrier()": {"per_step": T(1.03), "calls": 6},
+                     "uniform write": {"per_step": T(3.88), "calls": 4}}
+    text = profile.step_account(prof)
+    assert "6 × run() 8.041 µs (8.039–8.043)" in text
+    assert "and 1.2 µs of Python around those calls" in text
 
 
 @pytest.mark.parametrize("issue, calls, left", [
@@ -132,7 +145,7 @@ def test_step_account_names_each_call_and_the_python_around_them():
     (14.2e-6, (8.04e-6, 1.03e-6, 3.88e-6), "1.3 µs")])     # 14.2 - 12.95 = 1.25: half up, as a reader rounds
 def test_python_around_the_calls_is_the_difference_of_the_printed_figures(issue, calls, left):
     t = timing.Timing((0.97 * issue, issue, 1.03 * issue), timing.WALL)
-    assert profile.around_the_calls(t, list(calls)) == left
+    assert profile.around_the_calls(t, [timing.Timing((0.97 * c, c, 1.03 * c)) for c in calls]) == left
 
 
 def test_step_account_when_the_calls_take_the_whole_issue_time_as_printed():
@@ -371,14 +384,54 @@ def test_overrun_sentence_takes_the_share_from_the_printed_figures():
 
 # --- notebook 05's own cells: what its code says of a single timing -------------------------------------------
 
-def test_nb05_upload_time_is_reported_as_one_run_not_a_benchmark():
-    """The training set's upload is timed once, by the constructor: the sentence says so, and claims no more."""
+def _nb05_code():
     import json
     from pathlib import Path
     path = Path(__file__).resolve().parent.parent / "notebooks" / "05_backprop_sgd_glsl.ipynb"
-    cell = next("".join(c["source"]) for c in json.loads(path.read_text())["cells"]
-                if "trainer.upload_seconds" in "".join(c["source"]))
-    assert "one upload, timed once" in cell and "not a benchmark" in cell
+    return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+
+
+def test_nb05_upload_time_is_measured_and_printed_with_its_band():
+    """The training set's upload is timed as every figure is (timing.measure: a warm-up, then repeats) and
+    printed with its band, not the constructor's single wall-clock figure."""
+    code = _nb05_code()
+    assert not any("upload_seconds" in cell for cell in code)
+    cell = next(cell for cell in code if "def upload_once" in cell)
+    assert "timing.measure(upload_once, repeat=mode.pick(" in cell and "{upload.text()}" in cell
+
+
+def test_nb05_prints_the_drawing_time_with_its_band():
+    cell = next(cell for cell in _nb05_code() if "display_seconds" in cell)
+    assert "timing.Timing(history['display_seconds']).text()" in cell and "np.median" not in cell
+
+
+def test_nb05_epoch_verdicts_use_the_host_margin_and_say_they_were_timed_apart():
+    """Both epoch verdicts set a CPU's pace (NumPy's epoch, PyTorch eager's Python issue) against the GPU's,
+    timed apart: judged with inference.HOST_MARGIN, and the sentence says they were not taken in turn."""
+    cell = next(cell for cell in _nb05_code() if '"gpu-vs-numpy-epoch"' in cell)
+    for vid in ("gpu-vs-numpy-epoch", "glsl-vs-pytorch-eager"):
+        call = cell.split(f'findings.verdict("{vid}"', 1)[1].split("))", 1)[0]
+        assert "margin=inference.HOST_MARGIN" in call, vid
+    assert cell.count("not in turn") == 2 and cell.count("bench_train.host_margin_named(") == 2
+
+
+def test_host_margin_named_where_the_verdict_does_not_name_it():
+    """Named after a side ahead and after 'the same within the noise' (bands overlap); not after 'N× apart,
+    within the 50 % we call the same' (bands apart, medians within the margin), whose words name it."""
+    m = train.HOST_MARGIN
+    tail = f"either side counts as ahead only beyond {1 + m:g}×"
+    ahead = (T(100.0), T(200.0))                         # 2× apart, beyond 1.5×
+    within = (T(100.0), T(140.0))                        # bands apart, 1.4×: within the margin
+    noise = (T(100.0, spread=0.2), T(110.0, spread=0.2))  # bands overlap
+    said = {}
+    for name, (a, b) in {"ahead": ahead, "within": within, "noise": noise}.items():
+        judged = timing.versus(a, b, "A", "B", margin=m)
+        said[name] = (judged.outcome, train.host_margin_named(judged, a, b))
+    assert said["ahead"][0] == timing.A_FASTER and said["ahead"][1].endswith(tail)
+    assert said["within"][0] == timing.SAME and tail not in said["within"][1]
+    assert "within the 50 % we call the same" in said["within"][1]
+    assert said["noise"][0] == timing.SAME and said["noise"][1].endswith(tail)
+    assert timing.SAME_WITHIN_NOISE in said["noise"][1]
 
 
 @pytest.mark.parametrize("parts, total", [

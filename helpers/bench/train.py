@@ -26,7 +26,7 @@ from .. import data, gl, reference, timing
 from ..inference import HOST_MARGIN
 from ..gpu_mlp import STEP, GPUTrainer
 from ..mlp import PARAM_NAMES
-from .profile import profile_step, whole_percents
+from .profile import added_up, profile_step, whole_percents
 
 BATCH, LR, SEED = 128, 0.3, 0
 
@@ -137,6 +137,17 @@ def record_account(record: dict) -> tuple:
     return intro, eager_numpy
 
 
+def host_margin_named(judged: timing.Verdict, a: timing.Timing, b: timing.Timing) -> str:
+    """A verdict of timing.versus(a, b, ..., margin=HOST_MARGIN) on a comparison with a CPU's pace in it, with
+    the host margin named: '…; with the CPU's pace in the comparison, either side counts as ahead only beyond
+    1.5×', except where its own words name it already (two timings called the same with their bands apart:
+    '1.3× apart, within the 50 % we call the same')."""
+    if judged.outcome == timing.SAME and not timing.overlap(a, b):
+        return str(judged)
+    return (f"{judged}; with the CPU's pace in the comparison, either side counts as ahead only beyond "
+            f"{1 + HOST_MARGIN:g}×")
+
+
 def numpy_epoch(images, labels, params: dict) -> float:
     """Seconds of one reference.train epoch on the CPU (its own timer: the step loop only)."""
     copy = {name: value.copy() for name, value in params.items()}
@@ -182,7 +193,8 @@ def run(ctx, quick: bool) -> list[dict]:
     print(f"{'':38s} {'epoch (20–80 %)':>26s} {'per step':>10s}")
     for name, t in measured.items():
         print(f"{name:38s} {t.text():>26s} {t.per(steps).text():>10s}")
-    print(timing.versus(gl_t, np_t, "the GLSL epoch", "the NumPy epoch"))
+    print(host_margin_named(timing.versus(gl_t, np_t, "the GLSL epoch", "the NumPy epoch", margin=HOST_MARGIN),
+                            gl_t, np_t))
     print(f"\nthe GLSL step taken apart (batch {profile['batch']}; kernels by {profile['clock']}):")
     for name, seconds in profile["kernel"].items():
         print(f"  {name:32s} {seconds * 1e6:8.1f} µs   (dispatch + barrier, back to back)")
@@ -214,7 +226,8 @@ CANDIDATES = {
 
 def tune(ctx, quick: bool, repeat: int = 20) -> dict:
     """For each step shader, time every candidate's dispatch (profile_step) on a trainer built with it;
-    print the best, then the epoch with the defaults and with the best of each."""
+    print the candidates by median and pick the one of lowest median (a bare minimum of the medians, not a
+    noise-aware verdict), then the epoch with the defaults and with each shader's pick."""
     from ..timing import Clock
 
     (X_train, y_train), _ = data.load_mnist()
@@ -235,20 +248,21 @@ def tune(ctx, quick: bool, repeat: int = 20) -> dict:
             except gl.ShaderError as exc:
                 print(f"  {name} {defines}: does not compile ({str(exc).splitlines()[-1].strip()})")
                 continue
-            results.append((profile_step(t, repeat=repeat)["kernel"][name], defines))
+            results.append((profile_step(t, repeat=repeat)["kernel_timing"][name], defines))
             t.release()
-        results.sort(key=lambda item: item[0])
+        results.sort(key=lambda item: item[0].median)
         print(f"{name} ({clock.source}):  " + "  ".join(
-            f"{' '.join(f'{k}={v}' for k, v in d.items())}: {t * 1e6:.1f}µs" for t, d in results[:6]))
+            f"{' '.join(f'{k}={v}' for k, v in d.items())}: {t.text()}" for t, d in results[:6]))
         best[name] = results[0][1]
-    print("best:", best)
+    print("lowest median of each (a bare minimum, not a verdict):", best)
     from .fused import interleaved_epochs   # fused imports this module
     tried = {label: trainer(defines) for label, defines in (("defaults", None), ("tuned", best))}
     epochs = interleaved_epochs(tried, repeat=5)   # compared: interleaved, after a warm-up
     for label, t in tried.items():
         profile = profile_step(t, repeat=repeat)
-        print(f"{label}: epoch {epochs[label].text()}, step {profile['step'] * 1e6:.1f} µs, "
-              f"kernels {profile['kernel_total'] * 1e6:.1f} µs, issue {profile['issue'] * 1e6:.1f} µs")
+        print(f"{label}: epoch {epochs[label].text()}, step {profile['step_timing'].text()}, "
+              f"kernels {added_up(list(profile['kernel_timing'].values()))} (their medians added up), "
+              f"issue {profile['issue_timing'].text()}")
         t.release()
     print(timing.versus(epochs["tuned"], epochs["defaults"], "the tuned epoch", "the default one"))
     return best
