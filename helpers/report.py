@@ -177,7 +177,7 @@ def left_out_note(record: dict) -> str:
 # --- the full table (RESULTS.md) --------------------------------------------------------------------------------
 
 def fastest_rung(rows: list[dict], size: int) -> dict | None:
-    """The fastest GLSL matmul rung at n = size with a right result (not NumPy, cuBLAS or the no-loads row)."""
+    """The GLSL matmul rung of lowest median at n = size with a right result (not NumPy, cuBLAS or the no-loads row)."""
     rungs = [r for r in rows if r["size"] == size and r["impl"].startswith("matmul_")
              and r["impl"] != bench_matmul.NO_LOADS]
     return max(rungs, key=lambda r: r["gflops"]) if rungs else None
@@ -421,8 +421,8 @@ def headline(record: dict, dropout: dict | None = None) -> str:
     """The README's results section: the headline rows, the card, where the full table is."""
     lines = ["## Results", "",
              f"Headline rows of one run on **{_card(record)}** ({record['device']['date']}, "
-             f"[JSON](notebooks/results/{record.get('_file', '')})); every row of that run, and how far the fastest "
-             f"ones are from their limits, are in [notebooks/results/RESULTS.md](notebooks/results/RESULTS.md), "
+             f"[JSON](notebooks/results/{record.get('_file', '')})); every row of that run, and how far the rows of lowest median "
+             f"are from their limits, are in [notebooks/results/RESULTS.md](notebooks/results/RESULTS.md), "
              "each time there with its spread (20th–80th percentile). The times below are medians.", "",
              "| what | ours | against | |", "| --- | --- | --- | --- |"]
     lines += [f"| {what} | {ours} | {against} | {verdict} |" for what, ours, against, verdict in

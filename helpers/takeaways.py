@@ -105,7 +105,7 @@ def rules(bench: dict) -> list[Rule]:
         best = fastest_rung(matmul, size)
         if best:
             add("Tile a matrix multiply: shared memory, register blocks, then the loads hidden behind the math.",
-                f"the naive matmul at {size}³", f"the ladder's fastest rung ({best['impl']}) at {size}³",
+                f"the naive matmul at {size}³", f"the ladder's rung of lowest median ({best['impl']}) at {size}³",
                 naive, row(best, "seconds", 1), "04_matmul_ladder.ipynb")
     add("Send the GPU a whole batch at once, not one sample per call.",
         "10,000 test images through NumPy on the CPU",
