@@ -68,3 +68,14 @@ def than(a: float, b: float, above: str, below: str, equal: str | None = None) -
     if a < b:
         return below
     return below if equal is None else equal
+
+
+def why_worst(gradient_smaller: float, difference_larger: float, factor: float = 10) -> str:
+    """Why a gradient check's worst entry (the largest relative error) is the worst: its gradient is
+    `gradient_smaller` times smaller than the median gradient and its |analytic - numerical| difference
+    `difference_larger` times the median difference. Where the first exceeds `factor` times the second, the
+    relative error is large because it divides by a tiny gradient, not because the difference is; otherwise
+    the entry is a real outlier (at exactly `factor` times, too)."""
+    if gradient_smaller > factor * difference_larger:
+        return "a tiny gradient, not a large error, makes it the worst."
+    return "a real outlier."

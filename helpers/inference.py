@@ -274,6 +274,7 @@ def plot_sweep(rows: list[dict], title: str = ""):
 
 MAPPED_SLOWER = 1.2   # a kernel this much slower (or more) into a buffer the CPU mapped: the driver moved it
 GPU_FROM, NUMPY_EVERYWHERE = "gpu ahead from a batch size", "numpy ahead or level at every batch size"
+GPU_SOMEWHERE = "gpu ahead somewhere, at no batch size from which it stays ahead"
 
 
 def _sizes(rows: list[dict]) -> str:
@@ -294,7 +295,7 @@ def _lower(row: dict) -> str:
 
 def crossover_sentence(rows: list[dict], given: str | None = None) -> timing.Verdict:
     """Where the GPU's total beats NumPy beyond the noise and HOST_MARGIN from that batch size on (GPU_FROM),
-    or that it does not from any batch size here (NUMPY_EVERYWHERE), led by the GPU's input ('with float32
+    or ahead at some batch sizes but from none on (GPU_SOMEWHERE), or nowhere (NUMPY_EVERYWHERE), led by the GPU's input ('with float32
     input to the GPU, '): `given`, else the rows' "input" (sweep() stores it), else float32; the uint8 path's
     round trip is another comparison. The batch sizes where neither is ahead
     are each named once, in parentheses: those whose bands overlap as the same within the noise we measured,
@@ -318,7 +319,7 @@ def crossover_sentence(rows: list[dict], given: str | None = None) -> timing.Ver
     gpu_ahead = [r for r in rows if ahead(r) == timing.A_FASTER]
     if gpu_ahead:      # ahead somewhere, but not at every larger batch
         return timing.Verdict(f"{lead}the GPU is ahead of NumPy at {_sizes(gpu_ahead)} images but at no batch size "
-                              f"from which it stays ahead{tail}", NUMPY_EVERYWHERE)
+                              f"from which it stays ahead{tail}", GPU_SOMEWHERE)
     return timing.Verdict(f"{lead}NumPy is ahead or level at every batch size here{tail}", NUMPY_EVERYWHERE)
 
 

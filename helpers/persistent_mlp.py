@@ -205,18 +205,23 @@ def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispat
 
 
 def persistent_epoch(epoch_persistent: timing.Timing, epoch_fused: timing.Timing, saved: float | None,
-                     steps: int, decimals: int = 1) -> timing.Verdict:
+                     steps: int, decimals: int = 1, account: str = SAVED) -> timing.Verdict:
     """The persistent epoch against the fused one (Timings measured interleaved), with what the grid barriers
     saved a step (seconds; None: not measured, as where the trainer fell back to a dispatch a phase), printed
     in µs with `decimals` places (step_saving_us's, so it reads as grid_barrier_account printed it), and that
-    figure as printed × steps for an epoch. Outcome: timing.versus's (A: the persistent kernel)."""
-    if saved is not None and saved > 0:
+    figure as printed × steps for an epoch, where grid_barrier_account's outcome (`account`) judged it a saving
+    beyond the noise; where it judged the step unchanged (timing.SAME), that the barriers changed a step by less
+    than the noise. Outcome: timing.versus's (A: the persistent kernel)."""
+    if saved is None or account == NOT_MEASURED:
+        saving = "what the grid barriers saved was not measured here"
+    elif account == timing.SAME:
+        saving = "the grid barriers changed a step by less than the noise we measured"
+    elif account == SAVED and saved > 0:
         step_us = Decimal(timing.times(Decimal(repr(1e6 * saved)), decimals))     # the figure as printed
         saving = (f"the grid barriers saved {step_us} µs a step "
                   f"({timing.times(step_us * steps / 1000)} ms an epoch)")
     else:
-        saving = ("what the grid barriers saved was not measured here" if saved is None else
-                  "the grid barriers saved nothing")
+        saving = "the grid barriers saved nothing"
     v = timing.versus(epoch_persistent, epoch_fused, "the persistent kernel's epoch", "the fused trainer's epoch")
     v = timing.Verdict(v[0].upper() + v[1:], v.outcome)
     if v.outcome == timing.B_FASTER:

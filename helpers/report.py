@@ -57,10 +57,10 @@ def against(ours, theirs) -> str:
 
 
 def _ms(seconds: float, digits: int = 3) -> str:
-    return (f"{_sig(seconds * 1e3, digits)} ms" if seconds >= 1e-4 else f"{_sig(seconds * 1e6, digits)} µs")
+    return (f"{significant(seconds * 1e3, digits)} ms" if seconds >= 1e-4 else f"{significant(seconds * 1e6, digits)} µs")
 
 
-def _sig(value: float, digits: int = 3) -> str:
+def significant(value: float, digits: int = 3) -> str:
     """`digits` significant digits and no exponent: '11', '389', '1230' at three; from four up the trailing
     zeros stay, '2.380', since those digits are there to be read."""
     text = f"{value:.{digits}g}" if digits <= 3 else f"{value:#.{digits}g}".rstrip(".")
@@ -177,7 +177,7 @@ def left_out_note(record: dict) -> str:
 # --- the full table (RESULTS.md) --------------------------------------------------------------------------------
 
 def fastest_rung(rows: list[dict], size: int) -> dict | None:
-    """The fastest GLSL matmul rung at n = size with a right result (not NumPy, cuBLAS or the no-loads row)."""
+    """The GLSL matmul rung of lowest median at n = size with a right result (not NumPy, cuBLAS or the no-loads row)."""
     rungs = [r for r in rows if r["size"] == size and r["impl"].startswith("matmul_")
              and r["impl"] != bench_matmul.NO_LOADS]
     return max(rungs, key=lambda r: r["gflops"]) if rungs else None
@@ -205,7 +205,7 @@ def matmul_rows(rows: list[dict]) -> list[str]:
             continue
         beside = (f" ({_share(best, blas)}% of cuBLAS's {_flops(blas['gflops']).removesuffix(' TFLOP/s')})"
                   if blas else "")
-        out.append(f"| matmul {size}³, fastest rung: {best['impl']} | {_flops(best['gflops'])}{beside} "
+        out.append(f"| matmul {size}³, rung of lowest median: {best['impl']} | {_flops(best['gflops'])}{beside} "
                    f"| {best['clock']} |")
     return out
 
@@ -258,7 +258,7 @@ def products_rows(rows: list[dict]) -> list[str]:
             if best is None:
                 continue
             beside = f" (cuBLAS in a CUDA graph {_ms(blas['seconds'])})" if blas else ""
-            out.append(f"| a 784-{hidden}-10 step's {product} ({'×'.join(map(str, best['shape']))}), fastest rung: "
+            out.append(f"| a 784-{hidden}-10 step's {product} ({'×'.join(map(str, best['shape']))}), rung of lowest median: "
                        f"{best['impl']} | {_ms(best['seconds'])}{beside} | {best['clock']} |")
     return out
 
@@ -421,8 +421,8 @@ def headline(record: dict, dropout: dict | None = None) -> str:
     """The README's results section: the headline rows, the card, where the full table is."""
     lines = ["## Results", "",
              f"Headline rows of one run on **{_card(record)}** ({record['device']['date']}, "
-             f"[JSON](notebooks/results/{record.get('_file', '')})); every row of that run, and how far the fastest "
-             f"ones are from their limits, are in [notebooks/results/RESULTS.md](notebooks/results/RESULTS.md), "
+             f"[JSON](notebooks/results/{record.get('_file', '')})); every row of that run, and how far the rows of lowest median "
+             f"are from their limits, are in [notebooks/results/RESULTS.md](notebooks/results/RESULTS.md), "
              "each time there with its spread (20th–80th percentile). The times below are medians.", "",
              "| what | ours | against | |", "| --- | --- | --- | --- |"]
     lines += [f"| {what} | {ours} | {against} | {verdict} |" for what, ours, against, verdict in

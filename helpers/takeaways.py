@@ -17,20 +17,42 @@ from pathlib import Path
 
 from . import timing
 from .bench.fused import fastest_glsl
-from .report import _sig, fastest_rung, printed_pair, ratio_text
+from .report import fastest_rung, printed_pair, ratio_text, significant
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "notebooks" / "TAKEAWAYS.md"
 
 
+MARGIN = 0.25   # a rule is ranked only where its fast row beats its slow row beyond the noise and this margin
+
+
 @dataclass(frozen=True)
 class Rule:
-    rule: str         # the advice, one sentence
-    slow: str         # what the slower row is, in words
-    fast: str         # what the faster row is, in words
-    slow_s: float     # seconds
-    fast_s: float
-    notebook: str     # the notebook file that shows it
+    rule: str              # the advice, one sentence
+    slow: str              # what the slower row is, in words
+    fast: str              # what the faster row is, in words
+    slow_t: timing.Timing  # the rows' medians and 20-80 % bands (timing.Timing.from_row); seconds alone give a
+    fast_t: timing.Timing  # Timing of no spread
+    notebook: str          # the notebook file that shows it
+
+    def __post_init__(self):
+        for name in ("slow_t", "fast_t"):
+            if not isinstance(getattr(self, name), timing.Timing):
+                object.__setattr__(self, name, timing.Timing((getattr(self, name),)))
+
+    @property
+    def slow_s(self) -> float:
+        return self.slow_t.median
+
+    @property
+    def fast_s(self) -> float:
+        return self.fast_t.median
+
+    @property
+    def outcome(self) -> str:
+        """timing.compare of the fast row against the slow one with MARGIN: A_FASTER where the run bears the rule
+        out, SAME or B_FASTER where it does not."""
+        return timing.compare(self.fast_t, self.slow_t, MARGIN)
 
     @property
     def shown(self) -> tuple[str, str]:
@@ -59,30 +81,32 @@ def rules(bench: dict) -> list[Rule]:
     infer = {r["what"]: r for r in b.get("inference", []) if r.get("seconds") is not None}
     found: list[Rule] = []
 
-    def add(rule, slow, fast, slow_s, fast_s, notebook):
-        if slow_s and fast_s:
-            found.append(Rule(rule, slow, fast, slow_s, fast_s, notebook))
+    def add(rule, slow, fast, slow_t, fast_t, notebook):
+        if slow_t and fast_t:
+            found.append(Rule(rule, slow, fast, slow_t, fast_t, notebook))
+
+    def row(r, key="ms", scale=1e3):               # a row's median and band, or None where the run lacks it
+        return timing.Timing.from_row(r, key, scale) if r and r.get(key) else None
 
     ours = fused.get("fused 784-128-10 SGD")       # the fused trainer's epoch: the faster side of two rules
-    ours_s = ours and ours["ms"] / 1e3
-    seconds = lambda what: infer.get(what, {}).get("seconds")   # noqa: E731
+    seconds = lambda what: row(infer.get(what), "seconds", 1)   # noqa: E731
 
     train = b.get("train", [])                     # NumPy's epoch and the GLSL trainer's, timed in turn
-    numpy_epoch = next((r.get("epoch_s") for r in train if r.get("name") == "NumPy (CPU)"), None)
+    numpy_epoch = row(next((r for r in train if r.get("name") == "NumPy (CPU)"), None))
     glsl = next((r for r in train if r.get("name") == "GLSL (ModernGL)"), {})
     add("Keep the data and the whole training step on the GPU.",
         "an epoch of 784-128-10 in NumPy on the CPU",
         f"the same epoch on the GPU, the data resident, {glsl.get('dispatches_per_step', 6)} dispatches a step",
-        numpy_epoch, glsl.get("epoch_s"), "05_backprop_sgd_glsl.ipynb")
+        numpy_epoch, row(glsl), "05_backprop_sgd_glsl.ipynb")
     matmul = b.get("matmul", [])
     if matmul:
         size = max(r["size"] for r in matmul)
-        naive = next((r["seconds"] for r in matmul if r["size"] == size and r["impl"] == "matmul_1_naive"), None)
+        naive = row(next((r for r in matmul if r["size"] == size and r["impl"] == "matmul_1_naive"), None), "seconds", 1)
         best = fastest_rung(matmul, size)
         if best:
             add("Tile a matrix multiply: shared memory, register blocks, then the loads hidden behind the math.",
-                f"the naive matmul at {size}³", f"the ladder's fastest rung ({best['impl']}) at {size}³",
-                naive, best["seconds"], "04_matmul_ladder.ipynb")
+                f"the naive matmul at {size}³", f"the ladder's rung of lowest median ({best['impl']}) at {size}³",
+                naive, row(best, "seconds", 1), "04_matmul_ladder.ipynb")
     add("Send the GPU a whole batch at once, not one sample per call.",
         "10,000 test images through NumPy on the CPU",
         "the same images uploaded, run and read back in one batch on the GPU",
@@ -101,22 +125,32 @@ def rules(bench: dict) -> list[Rule]:
         add("Fuse the step's kernels: fewer dispatches, fewer barriers.",
             f"an epoch in {unfused['dispatches_per_step']} dispatches a step",
             f"the same epoch in {ours['dispatches_per_step']} dispatches a step",
-            unfused["ms"] / 1e3, ours_s, "06_fused_training.ipynb")
+            row(unfused), row(ours), "06_fused_training.ipynb")
     jax = fused.get("JAX jit(lax.scan) 784-128-10 SGD, fp32, precision highest")
     fastest = fastest_glsl(list(fused.values()), 128)   # the lowest median of the GLSL trainers, as README and 08 set it
     add("Measure against a compiler in the same run: small fused shaders can beat a general one.",
         "JAX's compiled epoch (fp32)", f"the GLSL epoch of lowest median ({fastest['name']})" if fastest else "",
-        jax and jax["ms"] / 1e3, fastest and fastest["ms"] / 1e3, "08_dispatch_floor.ipynb")
+        row(jax), row(fastest), "08_dispatch_floor.ipynb")
     return sorted(found, key=lambda r: r.factor, reverse=True)
+
+
+def not_borne_out(r: Rule) -> str:
+    """The sentence for a rule this run does not bear out (its fast row not faster than its slow one beyond the
+    noise and MARGIN), which the ranked table leaves out: its two rows with their bands, and what the run found."""
+    slow, fast = r.slow_t.text(), r.fast_t.text()
+    found = (f"the two are {timing.the_same(r.fast_t, r.slow_t, MARGIN)}" if r.outcome == timing.SAME
+             else f"the second took longer, {timing.times(timing.ratio(r.fast_t, r.slow_t), digits=2)}×")
+    return (f"Not borne out by this run, so not ranked: *{r.rule}* {r.slow[0].upper() + r.slow[1:]}: {slow}; "
+            f"{r.fast}: {fast}: {found}. ([{r.notebook[:2]}]({r.notebook}))")
 
 
 def duration(seconds: float, digits: int = 3) -> str:
     """`digits` significant digits in s, ms or µs, whichever keeps the number at or above 1."""
     if seconds >= 1:
-        return f"{_sig(seconds, digits)} s"
+        return f"{significant(seconds, digits)} s"
     if seconds >= 1e-3:
-        return f"{_sig(seconds * 1e3, digits)} ms"
-    return f"{_sig(seconds * 1e6, digits)} µs"
+        return f"{significant(seconds * 1e3, digits)} ms"
+    return f"{significant(seconds * 1e6, digits)} µs"
 
 
 def company_note(bench: dict, alone_where: str = "the README's row and the first rule",
@@ -141,13 +175,18 @@ def page(bench: dict, source: str) -> str:
     device = bench["device"]
     lines = ["# Takeaways: making a small model train fast on a GPU", "",
              "The rules this course measured, ranked by how much each bought in one benchmark run "
-             f"(`{source}`, {device['renderer'].split('/')[0]}, {device['date']}). Each line compares two rows of that run; "
-             "the notebook beside it shows the work. Generated by `python -m helpers.takeaways`.", "",
+             f"(`{source}`, {device['renderer'].split('/')[0]}, {device['date']}). Each line compares two rows of that run, "
+             f"and a rule is ranked only where its faster row beats the other beyond the noise and by more than "
+             f"{100 * MARGIN:.0f} %; the notebook beside it shows the work. Generated by `python -m helpers.takeaways`.", "",
              "| rank | rule | measured | shown in |", "| --- | --- | --- | --- |"]
-    for rank, r in enumerate(rules(bench), 1):
+    found = rules(bench)
+    for rank, r in enumerate([r for r in found if r.outcome == timing.A_FASTER], 1):
         slow, fast = r.shown
         measured = f"{r.slow}: {slow}; {r.fast}: {fast} (**{r.factor_text}×**)"
         lines.append(f"| {rank} | {r.rule} | {measured} | [{r.notebook[:2]}]({r.notebook}) |")
+    for r in found:
+        if r.outcome != timing.A_FASTER:
+            lines += ["", not_borne_out(r)]
     twice = company_note(bench)
     if twice:
         lines += ["", twice]

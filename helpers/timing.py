@@ -306,6 +306,15 @@ def lowest(timings: dict, margin: float = MARGIN) -> tuple:
     return best, [key for key, t in timings.items() if key != best and compare(timings[best], t, margin) == SAME]
 
 
+def highest(timings: dict, margin: float = MARGIN) -> tuple:
+    """(the key of the highest median, [the other keys whose timing compare() calls the same as it]): which part
+    takes longest, and which are level with it; lowest()'s mirror."""
+    if not timings:
+        raise ValueError("highest() needs at least one timing")
+    top = max(timings, key=lambda key: timings[key].median)
+    return top, [key for key, t in timings.items() if key != top and compare(timings[top], t, margin) == SAME]
+
+
 def paired_ratio(a: Timing, b: Timing) -> Timing:
     """a's samples over b's, round by round: for two timings taken in turn (measure_interleaved), whose i-th
     samples come from the same round. A disturbance that slows both in one round (the clock, another process)

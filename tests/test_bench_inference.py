@@ -135,13 +135,34 @@ def test_other_uploads_names_every_way_level_with_the_fastest():
         ("upload float32 into existing buffer", 10.0), (orphaned, 14.01), (PIPELINED, 13.79),   # 1.016x: level
         (bench_inference.CEILING, 52.7)]]
     level = bench_inference.other_uploads(rows)
-    assert f"the fastest, {orphaned.removeprefix('upload float32 ')} and {PIPELINED.removeprefix('upload float32 ')}, are level" in level
+    assert (f"the fastest ways are level ({orphaned.removeprefix('upload float32 ')}; "
+            f"{PIPELINED.removeprefix('upload float32 ')}: the same within the noise or the 5 % margin)") in level
     assert "the quickest of them reaches 27% of it" in level                  # 14.01 / 52.70 = 26.6 %
     assert bench_inference.of_ceiling(rows[1], rows[3]) == "27%"
     rows[2].update(gbps=13.0, seconds=bytes_ / 13.0e9)                         # 1.08x: beyond the margin
     ahead = bench_inference.other_uploads(rows)
     assert "are level" not in ahead and ("the fastest, into existing buffer, orphaned first, ahead of the others beyond "
                                          "the noise and the 5 % margin, reaches 27% of it") in ahead
+
+
+def test_other_uploads_prints_each_rate_with_its_band():
+    """Each GB/s comes with its 20–80 % band, the rate's: the band's longer time (seconds_high) is its lower
+    GB/s. A band that two decimals cannot tell apart gets more; a row stored with no band says so."""
+    bytes_ = 31_360_000
+    rows = [{"what": w, "seconds": s, "seconds_low": lo, "seconds_high": hi, "clock": "wall", "bytes": bytes_,
+             "gbps": bytes_ / s / 1e9} for w, s, lo, hi in [
+        ("upload float32 into existing buffer", 2e-3, 1.6e-3, 2.5e-3),               # 15.68 (12.54–19.60)
+        (PIPELINED, 1e-3, 0.99999e-3, 1.00001e-3),                                   # 31.36 (31.3597–31.3603)
+        (bench_inference.CEILING, 0.5e-3, 0.49e-3, 0.52e-3)]]                        # 62.72 (60.31–64.00)
+    text = bench_inference.other_uploads(rows)
+    assert "in GB/s (median and 20–80 % band)" in text
+    assert "against buffer.write's 15.68 (12.54–19.60)" in text
+    assert f"{PIPELINED.removeprefix('upload float32 ')} 31.3600 (31.3597–31.3603)" in text
+    assert "a copy from pinned memory's 62.72 (60.31–64.00), the limit" in text
+    assert "the fastest, " in text and "reaches 50% of it" in text        # the judgement is the timings', as before
+    assert bench_inference.gbps_text({"seconds": 2e-3, "gbps": 15.68}) == "15.68 (no spread recorded)"
+    assert bench_inference.gbps_text({"seconds": 2e-3, "seconds_low": 2e-3, "seconds_high": 2e-3,
+                                      "gbps": 15.68}) == "15.68 (no spread recorded)"
 
 
 def test_mapped_output_timings_times_both_buffers(ctx, rng):

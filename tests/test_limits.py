@@ -183,12 +183,28 @@ def test_epoch_limits_ratio_is_the_one_of_its_printed_figures():
 def test_two_products_ratio_is_the_one_of_its_printed_figures():
     """31.76 and 12.76 µs print as 31.8 and 12.8 µs: 2.484, 2.48× less (the unrounded figures give 2.489, 2.49×)."""
     said = limits.two_products(_two_products(31.76, 12.76), 128)
-    assert said == ("a step's two products alone (X·W1 and Xᵀ·dZ1) take 31.8 µs by the matmul ladder's fastest "
-                    "rungs and 12.8 µs by cuBLAS, 2.48× less")
-    assert limits.two_products(_two_products(12.76, 31.76), 128).endswith("12.8 µs by the matmul ladder's fastest "
-                                                                         "rungs and 31.8 µs by cuBLAS, 2.48× more")
+    assert said == ("a step's two products alone (X·W1 and Xᵀ·dZ1) take 31.8 µs by the matmul ladder's rungs of "
+                    "lowest median and 12.8 µs by cuBLAS (each side's two medians and bands added up), 2.48× less")
+    assert limits.two_products(_two_products(12.76, 31.76), 128).endswith(
+        "12.8 µs by the matmul ladder's rungs of lowest median and 31.8 µs by cuBLAS (each side's two medians and "
+        "bands added up), 2.48× more")
     no_blas = [r for r in _two_products(31.76, 12.76) if r["impl"] != products.CUBLAS]
     assert limits.two_products(no_blas, 128) is None                                # no cuBLAS rows: no sentence
+
+
+def test_two_products_names_a_faster_side_only_beyond_the_noise():
+    """Each side's bands added up: 12.8 µs (12.6–13) against 13.2 µs (13–13.4) meet, so neither is called
+    faster; 12.8 against 31.8 µs with the same bands lie apart, and cuBLAS takes 2.48× less."""
+    def banded(ladder_us, cublas_us):
+        rows = _two_products(ladder_us, cublas_us)
+        for r in rows:
+            r["seconds_low"], r["seconds_high"] = r["seconds"] - 0.1e-6, r["seconds"] + 0.1e-6
+        return rows
+    close = limits.two_products(banded(13.2, 12.8), 128)
+    assert "13.2 µs (13.0–13.4)" in close and "12.8 µs (12.6–13.0)" in close
+    assert close.endswith(": the same within the noise we measured") and "less" not in close
+    assert limits.two_products(banded(31.76, 12.76), 128).endswith("2.48× less")
+    assert limits.two_products(_two_products(12.8, 13.2), 128).endswith("1.03× apart, within the 5 % we call the same")
 
 
 @pytest.mark.skipif(not JSON.is_file(), reason="no committed benchmark JSON")

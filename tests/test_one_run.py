@@ -105,24 +105,11 @@ def test_verdicts_record_three_runs_on_the_results_card():
 
 
 # Verdicts the record shows flipping between runs: open defects, each with its measured reason. The test fails
-# on any other flip, and on one of these that stops flipping (then take it out of the list).
-KNOWN_TO_DIFFER: set = {
-    # 05 reads PyTorch eager's and NumPy's epochs from the benchmark record, two benchmarks not taken in turn, and
-    # calls a side faster beyond the 50 % host margin: 440 ms (374-569) against 290 ms (286-309), 1.52x, in the
-    # committed record; the record the two earlier runs read gave 391 against 389 ms, the same. A pair not
-    # taken in turn should get no verdict (timing.twice's words), and the record's next run could differ again.
-    "05_backprop_sgd_glsl/record-eager-vs-numpy",
-    # The appendix's lookahead epoch against its kinds of work group added up, each beyond the epoch with no
-    # group's work: in the committed run that floor's band was 4.93-6.91 ms (5.51-5.89 and 6.48-7.24 in the other
-    # two), the sum's band widened to 5.26-10.4 ms and overlapped the whole's, 'about the sum', where the other
-    # runs said 'less than the sum' (1.4x and 1.6x). The floor needs more epochs a round, or a paired verdict.
-    "appendix_experiments/lookahead-whole-vs-parts",
-}
+# on any other flip, and on one of these that stops flipping (then take it out of the list). None now.
+KNOWN_TO_DIFFER: set = set()
 # Notebooks whose verdicts fewer than three runs of the committed code executed: open defects, each with its
-# reason. Notebooks 04 and 06 changed a verdict's rule after the record's two earlier runs (04 gained
-# interior-tile-vs-loop; 06 judges kernel-share-shift round by round), so those runs' 04 and 06 are left out
-# of the record, and the device time ran out after the committed run and one more run of 04 and 06.
-KNOWN_TOO_FEW: set = {"04_matmul_ladder", "06_fused_training"}
+# reason. None now.
+KNOWN_TOO_FEW: set = set()
 
 
 def test_verdicts_hold_on_every_run():

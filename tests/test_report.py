@@ -123,7 +123,7 @@ def test_matmul_rows_name_each_size_fastest_rung():
              (bench_matmul.NO_LOADS, 9e4), ("numpy (CPU)", 5e2), ("cuBLAS fp32 (torch, TF32 off)", 4e4))]
     lines = report.matmul_rows(rows)
     assert sum("matmul 4096³," in line for line in lines) == 5                # every row at the largest size
-    assert lines[-1] == "| matmul 1024³, fastest rung: matmul_8_splitk | 20.000 TFLOP/s (50.0% of cuBLAS's 40.000) | c |"
+    assert lines[-1] == "| matmul 1024³, rung of lowest median: matmul_8_splitk | 20.000 TFLOP/s (50.0% of cuBLAS's 40.000) | c |"
     assert not any("512³" in line for line in lines)                        # below 1024³
 
 
@@ -134,7 +134,7 @@ def test_products_rows_name_the_fastest_rung_beside_cublas():
     rows = [{"product": p, "hidden": 128, "shape": shape[p], "impl": impl, "seconds": s, "clock": "c"}
             for p in shape for impl, s in (("matmul_3_blocked", 9e-6), ("matmul_9_interior", 7e-6), (products.CUBLAS, 5e-6))]
     lines = report.products_rows(rows)
-    assert lines[0] == ("| a 784-128-10 step's layer 1: Z1 = X·W1 (128×784×128), fastest rung: matmul_9_interior | "
+    assert lines[0] == ("| a 784-128-10 step's layer 1: Z1 = X·W1 (128×784×128), rung of lowest median: matmul_9_interior | "
                         "7 µs (cuBLAS in a CUDA graph 5 µs) | c |")
     assert len(lines) == 2 and "(784×128×128)" in lines[1]
     assert "cuBLAS" not in report.products_rows([r for r in rows if r["impl"] != products.CUBLAS])[0]

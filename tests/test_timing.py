@@ -344,3 +344,12 @@ def test_lowest_names_the_quickest_and_those_level_with_it():
     assert timing.lowest({"a": t(10.0), "b": t(12.0)}) == ("a", [])                    # 20 %: a alone
     with pytest.raises(ValueError, match="at least one timing"):
         timing.lowest({})
+
+
+def test_highest_names_the_longest_and_those_level_with_it():
+    def t(ms):
+        return timing.Timing(tuple(ms * 1e-3 * (1 + 0.002 * k) for k in (-1, 0, 1)))
+    assert timing.highest({"a": t(10.0), "b": t(12.0), "c": t(11.8)}) == ("b", ["c"])   # 1.7 %: within the 5 %
+    assert timing.highest({"a": t(10.0), "b": t(12.0)}) == ("b", [])                    # 20 %: b alone
+    with pytest.raises(ValueError, match="at least one timing"):
+        timing.highest({})

@@ -232,7 +232,7 @@ def test_crossover_without_level_rows_has_no_parenthesis():
 def test_crossover_gpu_ahead_but_not_at_every_larger_batch_does_not_say_numpy_everywhere():
     rows = [sweep_row(1, 2.0, 1.0), sweep_row(10, 2.0, 9.0), sweep_row(100, 2.0, 2.01)]
     v = inference.crossover_sentence(rows)
-    assert v.outcome == inference.NUMPY_EVERYWHERE and "NumPy is ahead or level" not in v
+    assert v.outcome == inference.GPU_SOMEWHERE and "NumPy is ahead or level" not in v
     assert v == ("with float32 input to the GPU, the GPU is ahead of NumPy at 10 images but at no batch size from which it stays ahead (at 100 "
                  "images the two are the same within the noise we measured)")
 
@@ -907,7 +907,7 @@ def test_limit_sentence_judges_the_fastest_rung_against_cublas(blas, outcome, wo
     ours, theirs = bench_matmul.tflops_text(timing.Timing.from_row(rows[1], "seconds", 1.0), 2048), \
         bench_matmul.tflops_text(timing.Timing.from_row(rows[2], "seconds", 1.0), 2048)
     share = bench_matmul.percent_of(rows[1]["gflops"], rows[2]["gflops"])    # as the table prints it
-    assert v.startswith(f"At 2048³ the fastest rung, matmul_9_interior, ran {ours} and cuBLAS fp32 {theirs} in the "
+    assert v.startswith(f"At 2048³ the rung of lowest median, matmul_9_interior, ran {ours} and cuBLAS fp32 {theirs} in the "
                         f"same run, {share}% of cuBLAS fp32's speed from the table's GFLOP/s; per call, ")
     clocked = [dict(r, clock="test") for r in rows]
     assert f"{share}%" in bench_matmul.table(clocked) and share == bench_matmul.percent(g["share"])
@@ -936,6 +936,19 @@ def test_what_we_measured_prints_the_share_of_cublas_as_the_table_does():
     nb = json.loads((Path(__file__).parent.parent / "notebooks" / "04_matmul_ladder.ipynb").read_text())
     (src,) = ["".join(c["source"]) for c in nb["cells"] if "findings.what_we_measured" in "".join(c["source"])]
     assert "bench_matmul.percent(best['share'])}%" in src and "best['share']:.0%" not in src
+
+
+def test_limit_sentence_names_the_rungs_level_with_the_lowest_median():
+    """matmul_9 402 µs (400–403) and matmul_8 404 µs (401–406) meet: the sentence names matmul_9 as the rung of
+    lowest median and matmul_8 as level with it; with matmul_8 at 440 µs it names matmul_9 alone."""
+    from helpers.bench import matmul as bench_matmul
+    for m8, level in (((404.0, 401.0, 406.0), " (level with matmul_8_splitk)"), ((440.0, 438.0, 442.0), "")):
+        rows = [_us_row("matmul_9_interior", 2048, 402.0, 400.0, 403.0), _us_row("matmul_8_splitk", 2048, *m8),
+                _us_row(BLAS, 2048, 346.0, 344.0, 348.0)]
+        (g,) = bench_matmul.against_cublas(rows)
+        assert g["best"] == "matmul_9_interior" and g["level"] == (["matmul_8_splitk"] if level else [])
+        assert bench_matmul.limit_sentence(rows, g).startswith(
+            f"At 2048³ the rung of lowest median, matmul_9_interior{level}, ran ")
 
 
 def test_limit_sentence_without_bands_does_not_judge():
@@ -992,3 +1005,18 @@ def test_fastest_beyond_noise_names_a_rung_only_past_the_noise(ninth, named):
     assert bench_matmul.fastest_beyond_noise(rows, rungs, 1024) == named
     with pytest.raises(ValueError, match="no rung has a row at 2048"):
         bench_matmul.fastest_beyond_noise(rows, rungs, 2048)
+
+
+@pytest.mark.parametrize("at_4096, words, outcome", [
+    ((180.0, 179.0, 181.0), "From 2048³ (256 work groups) matmul_4 is ahead beyond the noise", "from a size"),
+    ((200.0, 199.0, 201.0), "At no larger size is matmul_4 ahead of matmul_3 beyond the noise.", "never")])
+def test_bigger_blocks_ahead_from_a_size_and_every_larger_one(at_4096, words, outcome):
+    """matmul_4 ahead at 2048³; at 4096³ ahead too (from 2048³ on) or level with matmul_3 (nowhere from a size on,
+    so never); 1024³, where it is behind, is not a larger size than `after`."""
+    from helpers.bench import matmul as bench_matmul
+    rows = [_us_row("matmul_3_blocked", 1024, 150.0, 149.0, 151.0), _us_row("matmul_4_bigtile", 1024, 196.0, 195.0, 197.0),
+            _us_row("matmul_3_blocked", 2048, 100.0, 99.0, 101.0), _us_row("matmul_4_bigtile", 2048, 80.0, 79.0, 81.0),
+            _us_row("matmul_3_blocked", 4096, 200.0, 199.0, 201.0), _us_row("matmul_4_bigtile", 4096, *at_4096)]
+    groups = {("matmul_4_bigtile", 2048): 256, ("matmul_4_bigtile", 4096): 1024}
+    v = bench_matmul.bigger_blocks_ahead(rows, "matmul_4_bigtile", "matmul_3_blocked", (1024, 2048, 4096), 1024, groups)
+    assert v.startswith(words) and v.outcome == outcome

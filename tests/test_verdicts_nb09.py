@@ -66,6 +66,19 @@ def test_persistent_epoch_on_all_sides():
     assert "saved nothing" in none
 
 
+@pytest.mark.parametrize("account, words", [
+    (persistent_mlp.SAVED, "the grid barriers saved 1.2 µs a step (0.56 ms an epoch)"),
+    (timing.SAME, "the grid barriers changed a step by less than the noise we measured"),
+    (persistent_mlp.COST, "the grid barriers saved nothing"),
+    (persistent_mlp.NOT_MEASURED, "what the grid barriers saved was not measured here")])
+def test_persistent_epoch_says_saved_only_where_the_account_found_a_saving(account, words):
+    """A positive difference of medians (1.2 µs) is a saving only where grid_barrier_account judged it one
+    beyond the noise; where it called the step unchanged, the sentence says so and prints no saving."""
+    v = persistent_mlp.persistent_epoch(T(27.8e-3), T(15.8e-3), 1.2 * US, steps=469, account=account)
+    assert words in v.lower()
+    assert ("saved 1.2 µs" in v) == (account == persistent_mlp.SAVED)
+
+
 # --- one dispatch a step against two ------------------------------------------------------------------------------
 
 def test_one_dispatch_against_two_on_all_sides():

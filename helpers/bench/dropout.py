@@ -206,8 +206,8 @@ def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: f
     head = (f"With dropout and max-norm an epoch took {regularised.text('ms')} against {plain.text('ms')} without "
             f"({'+' if extra >= 0 else ''}{extra} %")
     head += ")" if outcome != timing.SAME else f", {timing.the_same(regularised, plain)})"
-    said = (f"{head}: per step the dropout shaders take {1e6 * abs(dropout_s):.1f} µs {more} than the "
-            f"plain pair, and the max-norm dispatch {1e6 * maxnorm_s:.1f} µs")
+    said = (f"{head}: per step the dropout shaders' medians add up to {1e6 * abs(dropout_s):.1f} µs {more} than the "
+            f"plain pair's, and the max-norm dispatch's median is {1e6 * maxnorm_s:.1f} µs")
     if steps and outcome == COSTS_MORE:
         gap_ms = with_printed - without_printed              # exact, of the printed figures: 69.5 - 55 = 14.5
         total = steps * (round(1e6 * dropout_s, 1) + round(1e6 * maxnorm_s, 1)) * 1e-6   # the printed µs, summed

@@ -396,19 +396,20 @@ def main_rows(rows: list[dict]) -> list[dict]:
 
 def other_uploads(rows: list[dict]) -> str | None:
     """One sentence on the float32 upload ways beyond buffer.write and the plain staging buffer: each one's GB/s
-    and the pinned-copy ceiling's, to two decimals as table() prints them, and the fastest way's share of the
-    ceiling as of_ceiling gives it. The fastest is named alone only where timing.compare() calls it faster than
-    every other float32 upload from the array; ways it calls the same are named with it, as level. None if the
-    run has none of them."""
+    and the pinned-copy ceiling's, to two decimals as table() prints them, each with its 20–80 % band
+    (gbps_text), and the fastest way's share of the ceiling as of_ceiling gives it. The fastest is named alone
+    only where timing.compare() calls it faster than every other float32 upload from the array; ways it calls
+    the same are named with it, as level. None if the run has none of them."""
     get = {r["what"]: r for r in rows if r.get("seconds")}
     others = [r for r in rows if r["what"].startswith("upload float32") and r["what"] not in MAIN and r.get("seconds")]
     if not others:
         return None
     direct = get["upload float32 into existing buffer"]
-    ways = "; ".join(f"{r['what'].removeprefix('upload float32 ')} {r['gbps']:.2f}" for r in others)
-    text = f"The other float32 uploads reached, in GB/s: {ways}; against buffer.write's {direct['gbps']:.2f}"
+    ways = "; ".join(f"{r['what'].removeprefix('upload float32 ')} {gbps_text(r)}" for r in others)
+    text = (f"The other float32 uploads reached, in GB/s (median and 20–80 % band): {ways}; against buffer.write's "
+            f"{gbps_text(direct)}")
     if CEILING in get:
-        ceiling = f"{get[CEILING]['gbps']:.2f}"
+        ceiling = gbps_text(get[CEILING])
         ways = {r["what"]: timing_of(rows, r["what"]) for r in rows if r.get("seconds")
                 and r["what"].startswith(("upload float32 into existing", "upload float32 via"))}
         quickest, tied = timing.lowest(ways)           # the same images' bytes: the lowest time is the highest GB/s
@@ -418,10 +419,25 @@ def other_uploads(rows: list[dict]) -> str | None:
         text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, ahead of the "
                  f"others beyond the noise and the {100 * timing.MARGIN:g} % margin, reaches {share} of it"
                  if len(level) == 1 else
-                 f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {' and '.join(level)}, are level "
-                 f"(the same within the noise or the {100 * timing.MARGIN:g} % margin), and the quickest of them reaches "
+                 f" and a copy from pinned memory's {ceiling}, the limit: the fastest ways are level ({'; '.join(level)}: "
+                 f"the same within the noise or the {100 * timing.MARGIN:g} % margin), and the quickest of them reaches "
                  f"{share} of it")
     return text + "."
+
+
+def gbps_text(row: dict) -> str:
+    """A row's GB/s as other_uploads prints it: '12.86 (12.41–13.37)', the median to two decimals as table()
+    prints it and the 20–80 % band of the rate, from the row's seconds_high (the band's low GB/s: a longer time
+    is a lower rate) and seconds_low; up to two more decimals where the band's ends would otherwise print the
+    same. A row stored with no band says so, as Timing.text() does."""
+    if "seconds_low" not in row or "seconds_high" not in row or row["seconds_low"] == row["seconds_high"]:
+        return f"{row['gbps']:.2f} (no spread recorded)"
+    low = row["gbps"] * row["seconds"] / row["seconds_high"]    # the same bytes in the band's longer time
+    high = row["gbps"] * row["seconds"] / row["seconds_low"]
+    for decimals in (2, 3, 4):
+        if f"{low:.{decimals}f}" != f"{high:.{decimals}f}":
+            break
+    return f"{row['gbps']:.{decimals}f} ({low:.{decimals}f}–{high:.{decimals}f})"
 
 
 def of_ceiling(row: dict, ceiling_row: dict) -> str:

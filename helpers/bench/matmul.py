@@ -524,7 +524,8 @@ def rows_verdict(rows: list[dict], impl: str, base: str, n: int) -> timing.Verdi
 
 
 def limit_sentence(rows: list[dict], g: dict) -> timing.Verdict | None:
-    """One of against_cublas's dicts as a sentence: the fastest rung's speed and cuBLAS fp32's in the same run,
+    """One of against_cublas's dicts as a sentence: the speed of the rung of lowest median (and the rungs level
+    with it, where any are) and cuBLAS fp32's in the same run,
     each in TFLOP/s with its band (tflops_text), the rung's share of cuBLAS's speed as table() prints it
     (percent_of: one decimal, from the table's GFLOP/s, the one figure README and "What we measured" print
     too), then the two times per call judged by matmul.versus (compare() with timing.MARGIN:
@@ -538,7 +539,8 @@ def limit_sentence(rows: list[dict], g: dict) -> timing.Verdict | None:
     blas = timing.Timing.from_row(blas_row, "seconds", 1.0)
     row = next(r for r in rows if r["size"] == n and r["impl"] == g["best"])
     share = percent_of(row["gflops"], blas_row["gflops"])     # as table() prints it
-    head = (f"At {n}³ the fastest rung, {g['label']}, ran {tflops_text(rung, n)} and cuBLAS fp32 "
+    level = f" (level with {findings.listed(g['level'])})" if g.get("level") else ""
+    head = (f"At {n}³ the rung of lowest median, {g['label']}{level}, ran {tflops_text(rung, n)} and cuBLAS fp32 "
             f"{tflops_text(blas, n)} in the same run, {share}% of cuBLAS fp32's speed from the table's GFLOP/s")
     if not (banded(row) and banded(blas_row)):
         return timing.Verdict(f"{head}; per call it took {rung.text()} and cuBLAS {blas.text()}: with no 20–80 % band "
@@ -547,14 +549,15 @@ def limit_sentence(rows: list[dict], g: dict) -> timing.Verdict | None:
     return timing.Verdict(f"{head}; per call, {v}.", v.outcome)
 
 
-LIMIT_SIZES = (1024, 2048, 4096)   # the sizes where the fastest rung is set against cuBLAS fp32
+LIMIT_SIZES = (1024, 2048, 4096)   # the sizes where the rung of lowest median is set against cuBLAS fp32
 
 
 def against_cublas(rows: list[dict]) -> list[dict]:
     """How far the ladder is from the limit on one run's rows: one dict per size of LIMIT_SIZES that has
-    cuBLAS and a rung: the fastest rung and its share of cuBLAS's speed, matmul_6_subgroup's share with and
+    cuBLAS and a rung: the rung of lowest median ("best") and its share of cuBLAS's speed, the rungs whose rows
+    timing.compare calls the same as it ("level", timing.lowest), matmul_6_subgroup's share with and
     without its global loads (the NO_LOADS row; None where the run has none), and won_back: the share of that
-    difference the fastest rung recovers ((best - matmul_6) / (without - matmul_6); None without both)."""
+    difference the best rung recovers ((best - matmul_6) / (without - matmul_6); None without both)."""
     seconds = {(r["impl"], r["size"]): r["seconds"] for r in rows}
     gflops = {(r["impl"], r["size"]): r["gflops"] for r in rows}
     out = []
@@ -565,13 +568,13 @@ def against_cublas(rows: list[dict]) -> list[dict]:
                  if size == n and impl.startswith("matmul_") and impl != NO_LOADS}
         if cublas is None or not rungs:
             continue
-        best = min(rungs, key=rungs.get)
+        best, level = timing.lowest({impl: timing_of(rows, impl, n) for impl in rungs})
 
         def share(impl):   # as the table prints it (percent_of), back as a share
             return float(percent_of(gflops[impl, n], cublas)) / 100 if (impl, n) in gflops else None
         m6, without = share("matmul_6_subgroup"), share(NO_LOADS)
         won_back = None if None in (m6, without) or without == m6 else (share(best) - m6) / (without - m6)
-        out.append({"size": n, "best": best, "label": label(rows, best, n), "share": share(best), "matmul_6": m6,
+        out.append({"size": n, "best": best, "level": level, "label": label(rows, best, n), "share": share(best), "matmul_6": m6,
                     "without_loads": without, "won_back": won_back})
     return out
 
@@ -620,7 +623,8 @@ TEACHING = ("matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked")   # the rung
 
 
 def fastest_rung_name(rows: list[dict], n: int | None = None) -> str | None:
-    """The fastest matmul rung in the rows at n³ (default: the largest size), NO_LOADS left out."""
+    """The matmul rung of lowest median in the rows at n³ (default: the largest size), NO_LOADS left out: the
+    one the plot shows beside the rungs that teach."""
     n = max(r["size"] for r in rows) if n is None else n
     rungs = [r for r in rows if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS]
     return min(rungs, key=lambda r: r["seconds"])["impl"] if rungs else None
@@ -636,6 +640,26 @@ def fastest_beyond_noise(rows: list[dict], rungs, n: int) -> str:
         raise ValueError(f"no rung has a row at {n}³: run the benchmark at that size first")
     best, level = timing.lowest(timed)
     return "level" if level else _short(best)
+
+
+FROM_A_SIZE, NEVER = "from a size", "never"   # bigger_blocks_ahead's outcomes
+
+
+def bigger_blocks_ahead(rows: list[dict], bigger: str, smaller: str, sizes, after: int, groups: dict) -> timing.Verdict:
+    """From which size above `after` the rung of bigger blocks (`bigger`, named as in the rows) is ahead of the
+    one of smaller blocks beyond the noise (timing.compare of their rows) at that size and at every larger one
+    of `sizes`: FROM_A_SIZE, with that size and the work groups `bigger` launches there ({(name, n): count},
+    names without .comp), or NEVER. A size where either rung has no row counts as not ahead."""
+    def ahead(n):
+        a, b = timing_of(rows, bigger, n), timing_of(rows, smaller, n)
+        return a is not None and b is not None and timing.compare(a, b) == timing.A_FASTER
+    sizes = sorted(sizes)
+    start = next((m for m in sizes if m > after and all(ahead(x) for x in sizes if x >= m)), None)
+    short_big, short_small = _short(bigger), _short(smaller)
+    if start is None:
+        return timing.Verdict(f"At no larger size is {short_big} ahead of {short_small} beyond the noise.", NEVER)
+    return timing.Verdict(f"From {start}³ ({groups[bigger, start]} work groups) {short_big} is ahead beyond the noise: "
+                          "its bigger blocks pay once the GPU is full.", FROM_A_SIZE)
 
 
 def plot(rows: list[dict], title: str = ""):

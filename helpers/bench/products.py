@@ -157,8 +157,20 @@ def step_seconds(rows: list[dict], hidden: int, cublas: bool = False) -> float |
     return None if None in best else sum(r["seconds"] for r in best)
 
 
+def step_timing(rows: list[dict], hidden: int, cublas: bool = False) -> timing.Timing | None:
+    """step_seconds as a Timing: both products' medians added up, and their 20-80 % bands added up end to end
+    (the widest band the sum can have; a row stored without a band adds its median to both ends), as five
+    samples whose 20th and 80th percentiles are those ends; None if one product is missing."""
+    best = [fastest(rows, hidden, product, cublas) for product in shapes(hidden)]
+    if None in best:
+        return None
+    low, high = (sum(r.get(f"seconds_{end}", r["seconds"]) for r in best) for end in ("low", "high"))
+    mid = sum(r["seconds"] for r in best)
+    return timing.Timing((low, low, mid, high, high), best[0].get("clock", timing.WALL))
+
+
 def table(rows: list[dict]) -> str:
-    lines = [f"{'product':28s} {'M×K×N':>14s} {'fastest rung':52s} {'µs':>7s} {'cuBLAS µs':>10s}"]
+    lines = [f"{'product':28s} {'M×K×N':>14s} {'rung of lowest median':52s} {'µs':>7s} {'cuBLAS µs':>10s}"]
     for hidden in sorted({r["hidden"] for r in rows}):
         for product in shapes(hidden):
             best, blas = fastest(rows, hidden, product), fastest(rows, hidden, product, cublas=True)

@@ -377,10 +377,10 @@ def step_account(profile: dict, what: str = "a step") -> str:
              f"{percents['arithmetic']} %, the fixed cost of {n} dispatches and barriers ({n} × "
              f"{seconds_text(float(empty))}, an empty dispatch's median) {percents['fixed']} %, {rest_words}{note}.")
     issue = profile["issue_timing"]
-    calls = ", ".join(f"{c['calls']:.0f} × {name} {seconds_text(c['per_step'].median)}"
-                      for name, c in profile["calls"].items() if c["calls"])
-    around = around_the_calls(issue, [c["per_step"].median for c in profile["calls"].values() if c["calls"]])
-    left = float(around.split()[0])
+    made = {name: c for name, c in profile["calls"].items() if c["calls"]}
+    calls = ", ".join(f"{c['calls']:.0f} × {name} {c['per_step'].text()}" for name, c in made.items())
+    around = around_the_calls(issue, [c["per_step"] for c in made.values()])   # from the figures printed here
+    left = Decimal(around.split()[0])
     issuing = (f"Python takes {issue.text()} to issue it: {calls} and "
                + (f"{around} of Python around those calls." if left > 0 else
                   "no time around those calls that the printed figures can show." if left == 0 else
@@ -399,13 +399,11 @@ def step_figures(profile: dict) -> tuple:
 
 
 def around_the_calls(issue: timing.Timing, calls: list) -> str:
-    """Python's issue time of a step less its calls (each call's seconds a step), from the figures as
-    printed (issue.text(), seconds_text) and at the issue time's decimals, rounded half up: the difference
-    a reader gets by subtracting them (14.2 - 12.95 = 1.25, so 1.3 µs). '-0.3 µs' where the calls add up to
-    more."""
+    """Python's issue time of a step less its calls (each call's Timing a step), from the figures as printed
+    (text()) and at the issue time's decimals, rounded half up: the difference a reader gets by subtracting
+    them (14.2 - 12.95 = 1.25, so 1.3 µs). '-0.3 µs' where the calls add up to more."""
     figure, unit = issue.text().split(" ", 2)[:2]
-    calls_printed = sum(timing.seconds_exactly(*seconds_text(c).split()) for c in calls)   # as printed, in s
-    left_s = timing.seconds_exactly(figure, unit) - calls_printed
+    left_s = timing.seconds_exactly(figure, unit) - sum(timing.shown_exactly(c) for c in calls)   # as printed, in s
     step = Decimal(1).scaleb(Decimal(figure).as_tuple().exponent)               # the issue time's last decimal
     left = (left_s / timing.seconds_exactly("1", unit)).quantize(step, ROUND_HALF_UP) + 0   # + 0: never '-0.0'
     return f"{left:f} {unit}"
@@ -683,7 +681,7 @@ def mapped_read_verdict(worst_name: str, worst: float, none, staged, mapped, mar
     return timing.Verdict(
         f"after staged reads a step's kernels took {staged.text()}, {timing.times(timing.ratio(staged, none))}× their time "
         f"with no reads, {none.text()}: {words}; after mapped reads they took {mapped.text()}, "
-        f"{timing.times(timing.ratio(mapped, none))}× (the most affected, {worst_name}, {timing.times(worst)}×), a figure that can "
+        f"{timing.times(timing.ratio(mapped, none))}× (the largest ratio of one kernel's medians, {worst_name}'s, {timing.times(worst)}×), a figure that can "
         "differ from one run to the next, as the driver chooses anew whether to move a mapped buffer", outcome)
 
 
