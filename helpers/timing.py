@@ -302,8 +302,7 @@ def lowest(timings: dict, margin: float = MARGIN) -> tuple:
     noise and the margin."""
     if not timings:
         raise ValueError("lowest() needs at least one timing")
-    best = min(timings, key=lambda key: timings[key].median)
-    return best, [key for key, t in timings.items() if key != best and compare(timings[best], t, margin) == SAME]
+    return _level_with(timings, min(timings, key=lambda key: timings[key].median), margin)
 
 
 def highest(timings: dict, margin: float = MARGIN) -> tuple:
@@ -311,8 +310,12 @@ def highest(timings: dict, margin: float = MARGIN) -> tuple:
     takes longest, and which are level with it; lowest()'s mirror."""
     if not timings:
         raise ValueError("highest() needs at least one timing")
-    top = max(timings, key=lambda key: timings[key].median)
-    return top, [key for key, t in timings.items() if key != top and compare(timings[top], t, margin) == SAME]
+    return _level_with(timings, max(timings, key=lambda key: timings[key].median), margin)
+
+
+def _level_with(timings: dict, key, margin: float) -> tuple:
+    """(key, [the other keys whose timing compare() calls the same as timings[key]])."""
+    return key, [k for k, t in timings.items() if k != key and compare(timings[key], t, margin) == SAME]
 
 
 def paired_ratio(a: Timing, b: Timing) -> Timing:
