@@ -205,17 +205,12 @@ class Trainer:
         self.t = 0  # optimizer steps taken (Adam's bias corrections)
         self.epochs_trained = 0  # whole epochs train() has run (saved as the net's provenance)
 
-        self.n, self.upload_seconds, self.epoch = 0, 0.0, None
+        self.n, self.epoch = 0, None
         self.eval_sets = {}
         if images is not None:
             labels = check_labels(labels, len(images), self.C)
-            words = pack_images(images, self.K)
-            ctx.finish()
-            start = time.perf_counter()
-            self.arrays["images"] = gl.upload(ctx, words, "images (uint8, 4 a word)")
+            self.arrays["images"] = gl.upload(ctx, pack_images(images, self.K), "images (uint8, 4 a word)")
             self.arrays["labels"] = gl.upload(ctx, labels.astype(np.uint32), "labels")
-            ctx.finish()
-            self.upload_seconds = time.perf_counter() - start
             self.arrays["order"] = gl.GPUArray(ctx, (len(labels),), np.uint32, name="order")
             self.n = len(labels)
             self.steps_per_epoch = -(-self.n // self.batch_size)

@@ -176,11 +176,7 @@ def left_out_note(record: dict) -> str:
 
 # --- the full table (RESULTS.md) --------------------------------------------------------------------------------
 
-def fastest_rung(rows: list[dict], size: int) -> dict | None:
-    """The GLSL matmul rung of lowest median at n = size with a right result (not NumPy, cuBLAS or the no-loads row)."""
-    rungs = [r for r in rows if r["size"] == size and r["impl"].startswith("matmul_")
-             and r["impl"] != bench_matmul.NO_LOADS]
-    return max(rungs, key=lambda r: r["gflops"]) if rungs else None
+fastest_rung = bench_matmul.fastest_rung   # the GLSL rung of lowest median at a size (RESULTS, README, TAKEAWAYS)
 
 
 def cublas_row(rows: list[dict], size: int) -> dict | None:

@@ -336,20 +336,17 @@ def test_rounds_text_gives_the_band_or_says_every_round():
     assert timing.paired_text(a, b) == timing.rounds_text(timing.paired_ratio(a, b))
 
 
-def test_lowest_names_the_quickest_and_those_level_with_it():
-    """The one rule behind 'fastest' and 'level': the lowest median, and the others compare() calls the same."""
-    def t(ms):
-        return timing.Timing(tuple(ms * 1e-3 * (1 + 0.002 * k) for k in (-1, 0, 1)))
-    assert timing.lowest({"a": t(10.0), "b": t(12.0), "c": t(10.2)}) == ("a", ["c"])   # 2 %: within the 5 %
-    assert timing.lowest({"a": t(10.0), "b": t(12.0)}) == ("a", [])                    # 20 %: a alone
-    with pytest.raises(ValueError, match="at least one timing"):
-        timing.lowest({})
+def _ms(ms):
+    return timing.Timing(tuple(ms * 1e-3 * (1 + 0.002 * k) for k in (-1, 0, 1)))
 
 
-def test_highest_names_the_longest_and_those_level_with_it():
-    def t(ms):
-        return timing.Timing(tuple(ms * 1e-3 * (1 + 0.002 * k) for k in (-1, 0, 1)))
-    assert timing.highest({"a": t(10.0), "b": t(12.0), "c": t(11.8)}) == ("b", ["c"])   # 1.7 %: within the 5 %
-    assert timing.highest({"a": t(10.0), "b": t(12.0)}) == ("b", [])                    # 20 %: b alone
+@pytest.mark.parametrize("pick, close, level, alone", [
+    (timing.lowest, 10.2, ("a", ["c"]), ("a", [])),      # 2 % from the lowest: within the 5 %; 20 %: a alone
+    (timing.highest, 11.8, ("b", ["c"]), ("b", []))])    # 1.7 % from the highest: within the 5 %; 20 %: b alone
+def test_lowest_and_highest_name_the_pick_and_those_level_with_it(pick, close, level, alone):
+    """The one rule behind 'fastest', 'largest' and 'level': the lowest (highest) median, and the others
+    compare() calls the same."""
+    assert pick({"a": _ms(10.0), "b": _ms(12.0), "c": _ms(close)}) == level
+    assert pick({"a": _ms(10.0), "b": _ms(12.0)}) == alone
     with pytest.raises(ValueError, match="at least one timing"):
-        timing.highest({})
+        pick({})

@@ -622,12 +622,18 @@ def loads_sentence(g: dict) -> str:
 TEACHING = ("matmul_1_naive", "matmul_2_tiled", "matmul_3_blocked")   # the rungs the figure always shows
 
 
+def fastest_rung(rows: list[dict], n: int) -> dict | None:
+    """The row of the matmul rung of lowest median in the rows at n³, NO_LOADS, NumPy and cuBLAS left out (a
+    bare minimum: the rung a table row or the plot names; against_cublas judges it against the others)."""
+    rungs = [r for r in rows if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS]
+    return min(rungs, key=lambda r: r["seconds"]) if rungs else None
+
+
 def fastest_rung_name(rows: list[dict], n: int | None = None) -> str | None:
     """The matmul rung of lowest median in the rows at n³ (default: the largest size), NO_LOADS left out: the
     one the plot shows beside the rungs that teach."""
-    n = max(r["size"] for r in rows) if n is None else n
-    rungs = [r for r in rows if r["size"] == n and r["impl"].startswith("matmul_") and r["impl"] != NO_LOADS]
-    return min(rungs, key=lambda r: r["seconds"])["impl"] if rungs else None
+    best = fastest_rung(rows, max(r["size"] for r in rows) if n is None else n)
+    return best["impl"] if best else None
 
 
 def fastest_beyond_noise(rows: list[dict], rungs, n: int) -> str:

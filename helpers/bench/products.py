@@ -152,9 +152,10 @@ def fastest(rows: list[dict], hidden: int, product: str, cublas: bool = False) -
 
 
 def step_seconds(rows: list[dict], hidden: int, cublas: bool = False) -> float | None:
-    """Both products of one step of 784-hidden-10, each by its fastest rung (or by cuBLAS); None if one is missing."""
-    best = [fastest(rows, hidden, product, cublas) for product in shapes(hidden)]
-    return None if None in best else sum(r["seconds"] for r in best)
+    """Both products of one step of 784-hidden-10, each by its fastest rung (or by cuBLAS), added up: the median
+    of step_timing; None if one is missing."""
+    t = step_timing(rows, hidden, cublas)
+    return None if t is None else t.median
 
 
 def step_timing(rows: list[dict], hidden: int, cublas: bool = False) -> timing.Timing | None:
