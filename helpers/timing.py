@@ -192,21 +192,22 @@ def _unit(seconds: float, unit: str) -> tuple[float, str]:
 def band_figures(median: float, low: float, high: float, digits: int = 3) -> tuple:
     """(median, low, high) as printed figures: `digits` significant digits, up to two more where the band's
     ends would otherwise print the same, so a band never reads '10.8 (10.8–10.8)'; the median at the band's.
-    A band of no width (low == high) gets `digits` alone."""
+    A band of no width (low == high), or one narrower than even two more digits show, gets `digits` alone."""
     if low == high:
         return _g(median, digits), _g(low, digits), _g(high, digits)
     for more in range(3):
         shown_low, shown_high = _g(low, digits + more), _g(high, digits + more)
         if shown_low != shown_high:
-            break
-    return _g(median, digits + more), shown_low, shown_high
+            return _g(median, digits + more), shown_low, shown_high
+    return _g(median, digits), _g(low, digits), _g(high, digits)   # narrower than five digits: as it rounds
 
 
 def _g(value: float, digits: int) -> str:
-    """A figure with `digits` significant digits and no exponent: 12.3, 0.119, 1230."""
+    """A figure with `digits` significant digits, its trailing zeros kept (they are digits a reader reads:
+    7.00, 10.0, 0.120), and no exponent: a whole number of `digits` figures or more prints plain, 349, 1230."""
     if value == 0:
         return "0"
-    text = f"{value:.{digits}g}"
+    text = f"{value:#.{digits}g}".rstrip(".")
     return f"{float(text):.0f}" if "e" in text else text
 
 
@@ -330,12 +331,14 @@ def paired_ratio(a: Timing, b: Timing) -> Timing:
 
 def compare_paired(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     """compare() for two timings taken in turn, judged on their rounds' ratios (paired_ratio): B_FASTER when
-    the ratios' whole 20–80 % band lies above 1 and their median, as times() prints it, beyond 1 + margin;
-    A_FASTER the other way round; SAME otherwise."""
+    the ratios' whole 20–80 % band lies above 1 and their median, as rounds_text() prints it, beyond
+    1 + margin; A_FASTER when the band lies below 1 and the printed median's inverse is beyond 1 + margin;
+    SAME otherwise."""
     r, limit = paired_ratio(a, b), 1 + Decimal(str(margin))
-    if r.low > 1 and Decimal(times(r.median)) > limit:
+    printed = Decimal(rounds_figures(r)[0])
+    if r.low > 1 and printed > limit:
         return B_FASTER
-    if r.high < 1 and Decimal(times(1 / r.median)) > limit:
+    if r.high < 1 and printed > 0 and 1 / printed > limit:
         return A_FASTER
     return SAME
 
@@ -346,13 +349,24 @@ def paired_text(a: Timing, b: Timing) -> str:
     return rounds_text(paired_ratio(a, b))
 
 
+def rounds_figures(r: Timing) -> tuple:
+    """A Timing of per-round ratios as printed figures (median, low, high): two decimals where every round
+    gave the same ratio, else band_figures' digits, the median at the band's, so it never reads
+    '1.02× (1.015–1.018)'."""
+    if r.low == r.high:
+        figure = times(r.median)
+        return figure, figure, figure
+    return band_figures(r.median, r.low, r.high)
+
+
 def rounds_text(r: Timing) -> str:
     """A Timing of per-round ratios (paired_ratio) as a sentence part: '1.25× (1.24–1.26) round by round',
-    or '1.25× in every round' where its band has no width."""
+    '1.017× (1.015–1.018) round by round' (the median at its band's digits), or '1.25× in every round' where
+    its band has no width."""
+    median, low, high = rounds_figures(r)
     if r.low == r.high:
-        return f"{times(r.median)}× in every round"
-    _, low, high = band_figures(r.median, r.low, r.high)
-    return f"{times(r.median)}× ({low}–{high}) round by round"
+        return f"{median}× in every round"
+    return f"{median}× ({low}–{high}) round by round"
 
 
 def band_shown(t: Timing) -> tuple:
@@ -504,10 +518,11 @@ class Phases:
         return {name: self.median(name) for name in self.samples}
 
     def table(self, scale: float = 1e6, unit: str = "µs") -> str:
-        """One line a phase: median, 20th and 80th percentiles, number of samples, clock."""
+        """One line a phase: median, 20th and 80th percentiles (band_figures' digits, so a band never prints
+        as '7.0 (7.0–7.0)'), number of samples, clock."""
         rows = [f"{'phase':<22s} {'median ' + unit:>10s} {'20 % ' + unit:>10s} {'80 % ' + unit:>10s} {'n':>5s}  clock"]
         for name in self.samples:
             t = self.timing(name)
-            rows.append(f"{name:<22s} {t.median * scale:>10.1f} {t.low * scale:>10.1f} "
-                        f"{t.high * scale:>10.1f} {len(t.samples):>5d}  {t.clock}")
+            median, low, high = band_figures(t.median * scale, t.low * scale, t.high * scale)
+            rows.append(f"{name:<22s} {median:>10s} {low:>10s} {high:>10s} {len(t.samples):>5d}  {t.clock}")
         return "\n".join(rows)
