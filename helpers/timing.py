@@ -208,7 +208,11 @@ def _g(value: float, digits: int) -> str:
     if value == 0:
         return "0"
     text = f"{value:#.{digits}g}".rstrip(".")
-    return f"{float(text):.0f}" if "e" in text else text
+    if "e" not in text:
+        return text
+    if abs(value) >= 1:
+        return f"{float(text):.0f}"
+    return f"{float(text):.{digits - 1 - Decimal(text).adjusted()}f}"   # 0.0000123, not 1.23e-05 or 0
 
 
 def default_warmup() -> float:

@@ -373,3 +373,10 @@ def test_phase_table_never_prints_a_collapsed_band():
     upload, kernel = phases.table().splitlines()[1:]
     assert upload.split()[1:4] == ["7.02", "7.02", "7.03"]      # one decimal would read 7.0 (7.0–7.0)
     assert kernel.split()[1:4] == ["125", "122", "128"]
+
+
+@pytest.mark.parametrize("value, digits, text", [(7, 3, "7.00"), (0.12, 3, "0.120"), (349.2, 3, "349"),
+                                                 (1234.5, 3, "1230"), (1.234e-5, 3, "0.0000123"),
+                                                 (-1.2e-6, 2, "-0.0000012")])
+def test_figures_keep_their_zeros_and_never_print_an_exponent(value, digits, text):
+    assert timing._g(value, digits) == text
