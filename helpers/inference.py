@@ -227,9 +227,15 @@ HOST_MARGIN = 0.5   # a round trip through host memory moves by tens of percent 
 
 def ahead(row: dict) -> str:
     """timing.compare's rule for the GPU's total against NumPy in one sweep row, with HOST_MARGIN, the margin
-    judged on the µs the sweep table prints (_table_us; rows without timings: by their medians): A_FASTER when
-    the GPU is ahead beyond the noise, B_FASTER when NumPy is, SAME otherwise."""
-    return timing.compare(*_gpu_and_numpy(row), HOST_MARGIN, shown=_table_us)
+    and the bands judged on the µs the sweep table prints (_table_us, _table_band; rows without timings: by
+    their medians): A_FASTER when the GPU is ahead beyond the noise, B_FASTER when NumPy is, SAME otherwise."""
+    return timing.compare(*_gpu_and_numpy(row), HOST_MARGIN, shown=_table_us, bands=_table_band)
+
+
+def _table_band(t: timing.Timing) -> tuple:
+    """A timing's 20–80 % band in µs as the sweep table prints it (_us_figures), exactly: (low, high)."""
+    _, low, high = _us_figures(t)
+    return Decimal(low), Decimal(high)
 
 
 def _table_us(t: timing.Timing) -> Decimal:
@@ -307,7 +313,9 @@ def _lower(row: dict) -> str:
     "the GPU's median is 1.10× lower"."""
     gpu, numpy = _gpu_and_numpy(row)
     g, n = _table_us(gpu), _table_us(numpy)
-    if numpy.median >= gpu.median:
+    if g == n:
+        return "the two medians print the same"
+    if n > g:
         return f"the GPU's median is {timing.times(Decimal(n) / g)}× lower"
     return f"NumPy's median is {timing.times(Decimal(g) / n)}× lower"
 
@@ -323,7 +331,7 @@ def crossover_sentence(rows: list[dict], given: str | None = None) -> timing.Ver
     given = given or (rows[0].get("input") if rows else None) or "float32"
     lead = f"with {given} input to the GPU, "
     level = [r for r in rows if ahead(r) == timing.SAME]
-    noisy = [r for r in level if timing.overlap(*_gpu_and_numpy(r))]
+    noisy = [r for r in level if timing.overlap(*_gpu_and_numpy(r), bands=_table_band)]   # as the table prints them
     close = [r for r in level if r not in noisy]
     said = [f"at {_sizes(noisy)} images the two are {timing.SAME_WITHIN_NOISE}"] if noisy else []
     if close:
@@ -425,7 +433,8 @@ def training_time_text(seconds) -> str:
     part: with two epochs or more, the time of an epoch as a timing.Timing of them, its median and 20–80 % band
     ('367 ms (360–380) an epoch of training by wall clock, the median and 20–80 % band of 3 epochs'); with one,
     its time alone ('367 ms for its one epoch of training by wall clock'), a single figure having no band; where
-    the band has no width, that figure for each epoch."""
+    every epoch took the same, that figure for each epoch; where only the band has no width, the median and the
+    range of the epochs."""
     seconds = [float(s) for s in seconds]
     if not seconds:
         return "no epoch of training"
@@ -433,7 +442,10 @@ def training_time_text(seconds) -> str:
     alone = epochs.text().split(" (", 1)[0]      # the median as Timing.text() prints it
     if len(seconds) == 1:
         return f"{alone} for its one epoch of training by wall clock"
-    if epochs.low == epochs.high:                # a band of no width: Timing.text() says 'no spread recorded'
+    if min(seconds) == max(seconds):             # every epoch alike
         return f"{alone} for each of its {len(seconds)} epochs of training by wall clock"
+    if epochs.low == epochs.high:                # a band of no width, the epochs not all alike
+        return (f"{alone} an epoch of training by wall clock, the median of {len(seconds)} epochs, from "
+                f"{timing._g(min(seconds), 3)} to {timing._g(max(seconds), 3)} s")
     return (f"{epochs.text()} an epoch of training by wall clock, the median and 20–80 % band of "
             f"{len(seconds)} epochs")

@@ -90,15 +90,16 @@ def printed_pair(a: float, b: float, show=_ms) -> tuple[str, str]:
 
 
 def with_band(t: timing.Timing, figure: str) -> str:
-    """A median printed as `figure` ('10.4 ms', from printed_pair) with t's 20–80 % band at the same decimals,
-    one or two more where its ends would print the same: '10.4 ms (10.3–10.4)', '20.09 ms (20.08–20.14)';
-    the figure alone for a timing stored without a band."""
+    """A median printed as `figure` ('10.4 ms', from printed_pair) with t's 20–80 % band at the same decimals:
+    '10.4 ms (10.3–10.4)'. Where the band's ends would print the same at those decimals, the band gets the
+    decimals that part them and the median stays at printed_pair's, whose factor the row prints beside it:
+    '20.1 ms (20.08–20.14)'. The figure alone for a timing stored without a band or with one of no width."""
     if t.low == t.high:
         return figure
     number, unit = figure.split(" ")
     per = float(timing.seconds_exactly("1", unit) ** -1)
     places = len(number.split(".")[1]) if "." in number else 0
-    for more in range(3):
+    for more in range(12):
         low, high = (f"{v * per:.{places + more}f}" for v in (t.low, t.high))
         if low != high:
             break
@@ -141,9 +142,9 @@ def epoch_label(r: dict, label: str) -> str:
 def _timed(r: dict, key: str, scale: float) -> str:
     """A row's median with its 20–80 % band, '0.120 ms (0.118–0.121)', in the unit _ms picks, the band's ends
     at band_figures' digits so it never reads '20.1 ms (20.1–20.1)'; a row stored without a band prints its
-    median alone (scale: seconds per unit of the row's key)."""
+    median alone, as does a band of no width (one repeat) (scale: seconds per unit of the row's key)."""
     seconds, low, high = (r.get(k) for k in (key, f"{key}_low", f"{key}_high"))
-    if low is None or high is None:
+    if low is None or high is None or low == high:
         return _ms(seconds * scale)
     unit, per = ("ms", 1e3) if seconds * scale >= 1e-4 else ("µs", 1e6)
     median, low, high = timing.band_figures(seconds * scale * per, low * scale * per, high * scale * per)
@@ -152,12 +153,16 @@ def _timed(r: dict, key: str, scale: float) -> str:
 
 def _flops_band(r: dict) -> str:
     """' (44.9–45.2)': a matmul row's rate at the 80th and 20th percentiles of its time, in TFLOP/s to whole
-    GFLOP/s as _flops prints the median (one more digit where the two ends would print the same), or '' for
-    a row stored without a band."""
-    if r.get("seconds_low") is None or r.get("seconds_high") is None or r["gflops"] < 100:
+    GFLOP/s as _flops prints the median (more digits where the two ends would print the same), in GFLOP/s
+    below 100 GFLOP/s as _flops prints those, or '' for a row stored without a band or with one of no width."""
+    if r.get("seconds_low") is None or r.get("seconds_high") is None or r["seconds_low"] == r["seconds_high"]:
         return ""
+    if r["gflops"] < 100:                       # _flops prints GFLOP/s there: the band in its figures
+        _, slow, fast = timing.band_figures(r["gflops"], *(r["gflops"] * r["seconds"] / r[k]
+                                                          for k in ("seconds_high", "seconds_low")))
+        return f" ({slow}–{fast})"
     slow, fast = (r["gflops"] * r["seconds"] / r[k] / 1000 for k in ("seconds_high", "seconds_low"))
-    places = 3 if f"{slow:.3f}" != f"{fast:.3f}" else 4
+    places = next(p for p in range(3, 12) if f"{slow:.{p}f}" != f"{fast:.{p}f}" or p == 11)
     return f" ({slow:.{places}f}–{fast:.{places}f})"
 
 

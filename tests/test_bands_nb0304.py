@@ -237,3 +237,26 @@ def test_climb_text_on_a_software_renderer_prints_no_zeros_for_figures():
     text = bench_matmul.climb_text(timings, "matmul_1_naive", 128)
     assert "matmul_1_naive's 0.0300 GFLOP/s (0.0294–0.0306)" in text and "to 0.800 GFLOP/s (0.794–0.806)" in text
     assert "TFLOP/s" not in text
+
+
+def test_training_time_names_the_range_where_only_the_band_has_no_width():
+    from helpers import inference as inf
+    text = inf.training_time_text([1, 2, 2, 2, 2, 2, 2, 2, 9])
+    assert "each of its" not in text and "from 1.00 to 9.00 s" in text
+    assert "for each of its 3 epochs" in inf.training_time_text([2, 2, 2])
+
+
+def _row(gpu, numpy):
+    T = lambda m, lo, hi: timing.Timing(tuple(x * 1e-6 for x in (lo, lo, m, hi, hi)))   # noqa: E731
+    return {"batch": 10, "total": gpu[0] * 1e-6, "numpy": numpy[0] * 1e-6,
+            "timings": {"total": T(*gpu), "numpy": T(*numpy)}}
+
+
+def test_sweep_verdicts_judge_the_bands_the_table_prints():
+    from helpers import inference as inf
+    row = _row((20, 19, 29.6), (40, 30.4, 50))            # prints 20 (19–30) against 40 (30–50): they meet
+    assert inf._us_figures(row["timings"]["total"]) == ("20", "19", "30")
+    assert inf._us_figures(row["timings"]["numpy"]) == ("40", "30", "50")
+    assert inf.ahead(row) == timing.SAME
+    close = _row((34.9, 34.2, 35.1), (35.4, 35.2, 36.4))  # 35 (34–35) against 35 (35–36): they meet
+    assert "the same within the noise" in inf.crossover_sentence([close])

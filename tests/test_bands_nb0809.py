@@ -67,7 +67,7 @@ def test_uniform_cost_across_both_steps_either_side_of_the_margin(changing, outc
     assert v.outcome == outcome
     if outcome == "uniform costs":
         assert f"costs {Decimal(str(changing)) - Decimal('24.8')} µs a step against writing none" in v
-        assert "neither writing it nor changing its value is beyond the 10 % we call the same on its own" in v
+        assert "though each step between them is called the same on its own: with it written and without" in v
         assert "no cost we can measure" not in v
     else:
         assert "they are 1.097× apart, within the 10 % we call the same (" in v   # 1.10 would read as on it
@@ -212,3 +212,14 @@ def test_nb08_names_the_sweeps_pick_and_the_quoted_median():
     assert "fastest tunables" not in code and "tunables of lowest median for this size" in code
     assert "that epoch's median" in code and "limits.decimals_words(" in code
     assert "limits.against_limits(" in code and "limit_ms']:.2f" not in code and "ours_ms']:.2f" not in code
+
+
+def test_uniform_costs_names_why_each_step_is_the_same_bands_or_margin():
+    """A step called the same because its bands meet, though its medians are more than 10 % apart, is said to
+    be the same within the noise, never 'within the 10 %'."""
+    def band(m, lo, hi):
+        return timing.Timing(tuple(x * 1e-6 for x in (lo, lo, m, hi, hi)))
+    v = limits.uniform_cost(band(113, 102, 124), band(112, 100.5, 124), band(100, 99, 101))
+    assert v.outcome == "uniform costs"
+    assert "with it written and without, a step's times are the same within the noise we measured" in v
+    assert "within the 10 % we call the same" not in v

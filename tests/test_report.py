@@ -413,3 +413,10 @@ def test_with_band_prints_the_band_at_the_medians_decimals_and_never_collapsed()
     narrow = timing.Timing((20.08e-3, 20.081e-3, 20.09e-3, 20.139e-3, 20.14e-3))
     assert report.with_band(narrow, "20.1 ms") == "20.1 ms (20.08–20.14)"       # 20.1–20.1 would collapse
     assert report.with_band(timing.Timing((5e-6,)), "5.00 µs") == "5.00 µs"      # no band stored
+
+
+def test_rows_with_a_band_of_no_width_print_the_median_alone():
+    assert report._timed({"seconds": .0201, "seconds_low": .0201, "seconds_high": .0201}, "seconds", 1.0) == "20.1 ms"
+    assert report._flops_band({"gflops": 45134, "seconds": 1, "seconds_low": 1, "seconds_high": 1}) == ""
+    slow = {"gflops": 56.5, "seconds": 1.0, "seconds_low": 0.98, "seconds_high": 1.02}
+    assert report._flops_band(slow) == " (55.4–57.7)"                       # GFLOP/s, as _flops prints it

@@ -2,6 +2,7 @@
 verdict (A faster, B faster, the same within the noise) tested on every side of its thresholds."""
 
 import json
+from decimal import Decimal
 import time
 
 import pytest
@@ -183,7 +184,7 @@ def test_verdict_refuses_a_plain_sentence():
     (spread(12.3e-6, 12.1e-6, 12.6e-6), "12.3 µs (12.1–12.6)"),            # a band wider than the last digit
     (spread(10.82e-3, 10.79e-3, 10.85e-3), "10.82 ms (10.79–10.85)"),      # narrower: one more digit
     (spread(27.6e-3, 27.6e-3, 27.6e-3), "27.6 ms (no spread recorded)"),   # none at all
-    (spread(1.0, 0.99999999, 1.00000001), "1.00 s (1.00–1.00)"),          # below even five digits: as it rounds
+    (spread(1.0, 0.99999999, 1.00000001), "1.0000000 s (0.99999999–1.0000000)"),   # as many digits as part them
 ])
 def test_text_never_prints_a_band_that_reads_as_one_figure_unless_it_must(t, said):
     assert t.text() == said
@@ -380,3 +381,25 @@ def test_phase_table_never_prints_a_collapsed_band():
                                                  (-1.2e-6, 2, "-0.0000012")])
 def test_figures_keep_their_zeros_and_never_print_an_exponent(value, digits, text):
     assert timing._g(value, digits) == text
+
+
+def test_a_band_a_few_nanoseconds_wide_on_a_millisecond_never_prints_collapsed():
+    t = Timing((0.0201, 0.0201, 0.0201000001, 0.0201000002, 0.0201000002))
+    median, band = t.text().split(" ms ")
+    low, high = band.strip("()").split("–")
+    assert low != high, t.text()
+
+
+def test_compare_paired_judges_the_printed_band_not_the_unrounded_one():
+    """A band whose low end rounds onto 1.00 is not wholly above 1 as printed: no verdict."""
+    a = Timing((1.0004, 1.0004, 1.07, 1.07, 1.07, 1.08, 1.08, 1.08, 1.09, 1.0004))
+    b = Timing((1.0,) * 10)
+    assert "(1.00–" in timing.paired_text(a, b)
+    assert timing.compare_paired(a, b) == timing.SAME
+
+
+def test_compare_and_overlap_take_a_tables_bands():
+    a, b = Timing((1.0, 1.0, 1.1, 1.2, 1.2)), Timing((1.3, 1.3, 1.4, 1.5, 1.5))
+    assert timing.compare(a, b) == timing.A_FASTER and not timing.overlap(a, b)
+    wide = lambda t: (Decimal(0), Decimal(2))     # noqa: E731 - a table that prints wider bands
+    assert timing.compare(a, b, bands=wide) == timing.SAME and timing.overlap(a, b, bands=wide)

@@ -327,8 +327,10 @@ def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict
     if outcomes[2] == timing.A_FASTER:
         return timing.Verdict(f"writing the step uniform with its value changing every step costs "
                               f"{printed_difference_us(changing, bare)} µs a step against writing none {numbers}, "
-                              f"though neither writing it nor changing its value is beyond the {100 * margin:.3g} % "
-                              "we call the same on its own", "uniform costs")
+                              f"though each step between them is called the same on its own: with it written and "
+                              f"without, a step's times are {timing.the_same(same, bare, margin)}; with its value "
+                              f"changing and the same every time, they are {timing.the_same(changing, same, margin)}",
+                              "uniform costs")
     return timing.Verdict(f"the step uniform has no cost we can measure in a stream: "
                           f"{uniform_pairs(changing, same, bare, margin)} {numbers}", "no measurable cost")
 

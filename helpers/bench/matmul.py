@@ -280,7 +280,8 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
         best = max((r for r in rows if r["size"] == n and r["defines"] is not None), key=lambda r: r["tflops"])
         share = f", {100 * best['cublas_share']:.0f} % of cuBLAS" if best["cublas_share"] else ""
         print(f"highest median rate at {n}³: {best['impl'].strip()}  {best['defines']}  {timing._g(best['tflops'], 3)} TFLOP/s{share}, "
-              f"{best['tflops'] / speed[n]:.2f}× {baseline[:-5]} ({best['groups']} work groups)")
+              f"{timing.times(Decimal(timing._g(best['tflops'], 3)) / Decimal(timing._g(speed[n], 3)))}× {baseline[:-5]} "
+              f"({best['groups']} work groups)")   # the ratio of the rates as the table prints them
     calls = matmul.streamed(ctx)
     print(f"(kernel: {clock.source}, {calls} dispatch{'es' if calls > 1 else ''} a stream, median of {3 if quick else 7} streams; "
           f"cuBLAS: CUDA events around {STREAM} calls)")
