@@ -438,19 +438,22 @@ KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE, NEITHER_FELL = ("kernels fell more
 
 
 def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: float, step_fused: float,
-                    margin: float = 0.2) -> timing.Verdict:
+                    margin: float = 0.2, decimals: int = 1) -> timing.Verdict:
     """Which part of a step fusion shrank more, from notebook 06's table (seconds a step): the kernels (the
     sum of each dispatch timed alone) and the rest of the step (its epoch's time a step minus the kernels:
-    launches, barriers, waiting). Every figure is printed to 0.1 µs, and each drop is the difference of the
-    two printed figures, which the outcome is judged on too, so the words never contradict the figures.
+    launches, barriers, waiting). Every figure is printed to `decimals` places of a µs (0.1 µs by default; 2
+    where the table beside it prints the kernels added up to 0.01 µs, profile.added_up), and each drop is the
+    difference of the two printed figures, which the outcome is judged on too, so the words never contradict
+    the figures.
     Two drops closer than `margin` of the larger are called alike. Outcome: KERNEL_FELL_MORE, REST_FELL_MORE,
     BOTH_ALIKE, or NEITHER_FELL where neither part got smaller. Where both fell and the part that fell less in
     µs fell by the larger fraction of itself (the fractions of the printed figures), the sentence says so
     ("though the rest fell by a larger fraction"), so it agrees with share_shift's relative terms."""
-    tenths = lambda s: round(1e7 * s)                                     # noqa: E731  (0.1 µs units)
-    us = lambda t: f"{t / 10:.1f} µs"                                      # noqa: E731
+    per_us = 10 ** decimals                                               # printed units in a µs
+    tenths = lambda s: round(1e6 * per_us * s)                            # noqa: E731  (10^-decimals µs units)
+    us = lambda t: f"{t / per_us:.{decimals}f} µs"                         # noqa: E731
     kernel_u, kernel_f = tenths(kernel_unfused), tenths(kernel_fused)
-    rest_u, rest_f = (tenths(max(step - kernels * 1e-7, 0.0)) for step, kernels in   # the step less the kernels as printed
+    rest_u, rest_f = (tenths(max(step - kernels / per_us * 1e-6, 0.0)) for step, kernels in   # the step less the kernels as printed
                       ((step_unfused, kernel_u), (step_fused, kernel_f)))
     drop = {"kernel": kernel_u - kernel_f, "rest": rest_u - rest_f}
     way = lambda d: f"down {us(d)}" if d > 0 else f"up {us(-d)}" if d < 0 else "unchanged"   # noqa: E731

@@ -188,12 +188,22 @@ def sweep(fwd: BatchedForward, X, sizes, clock: timing.Clock, params: dict, X_fl
     return rows
 
 
+def _us_figures(t: timing.Timing) -> tuple:
+    """A timing's (median, low, high) in µs as the sweep table prints them: timing.band_figures to the whole µs
+    of the median (as many significant digits as its whole part has: 999.6 prints 1000), with more digits where
+    the band's ends would otherwise print the same, so a band never reads '349 (349–349)' but
+    '349.2 (349.1–349.4)'."""
+    median = t.median * 1e6
+    return timing.band_figures(median, t.low * 1e6, t.high * 1e6, max(1, len(str(int(median)))))
+
+
 def _cell(row: dict, key: str) -> str:
-    """One sweep figure in µs: 'median (low–high)' where the row has its Timing, else the median."""
+    """One sweep figure in µs: 'median (low–high)' where the row has its Timing (_us_figures), else the median."""
     t = row.get("timings", {}).get(key)
     if t is None:
-        return f"{row[key] * 1e6:.0f}"
-    return f"{t.median * 1e6:.0f} ({t.low * 1e6:.0f}–{t.high * 1e6:.0f})"
+        return _us_figures(timing.Timing((row[key],)))[0]
+    median, low, high = _us_figures(t)
+    return f"{median} ({low}–{high})"
 
 
 def sweep_table(rows: list[dict]) -> str:
@@ -217,14 +227,29 @@ HOST_MARGIN = 0.5   # a round trip through host memory moves by tens of percent 
 
 def ahead(row: dict) -> str:
     """timing.compare's rule for the GPU's total against NumPy in one sweep row, with HOST_MARGIN, the margin
-    judged on the whole µs the sweep table prints (rows without timings: by their medians): A_FASTER when
-    the GPU is ahead beyond the noise, B_FASTER when NumPy is, SAME otherwise."""
-    return timing.compare(*_gpu_and_numpy(row), HOST_MARGIN, shown=lambda t: Decimal(_table_us(t)))
+    and the bands judged on the µs the sweep table prints (_table_us, _table_band; rows without timings: by
+    their medians): A_FASTER when the GPU is ahead beyond the noise, B_FASTER when NumPy is, SAME otherwise."""
+    return timing.compare(*_gpu_and_numpy(row), HOST_MARGIN, shown=_table_us, bands=_table_band)
 
 
-def _table_us(t: timing.Timing) -> int:
-    """A median in whole µs as the sweep table prints it (at least 1, so a ratio of two is defined)."""
-    return max(round(t.median * 1e6), 1)
+def _table_band(t: timing.Timing) -> tuple:
+    """A timing's 20–80 % band in µs as the sweep table prints it (_us_figures), exactly: (low, high)."""
+    _, low, high = _us_figures(t)
+    return Decimal(low), Decimal(high)
+
+
+def _table_us(t: timing.Timing) -> Decimal:
+    """A median in µs as the sweep table prints it (_us_figures), exactly; 1 where it prints 0, so a ratio of
+    two is defined."""
+    shown = Decimal(_us_figures(t)[0])
+    return shown if shown > 0 else Decimal(1)
+
+
+def shown_us(row: dict, key: str) -> Decimal:
+    """A sweep row's median of one phase (`key`) in µs as sweep_table prints it, exactly (_table_us): for a
+    figure computed from the table's figures, such as how much a phase grows from one batch size to another."""
+    t = row.get("timings", {}).get(key)
+    return _table_us(t if t is not None else timing.Timing((row[key],)))
 
 
 def _gpu_and_numpy(row: dict) -> tuple:
@@ -284,11 +309,13 @@ def _sizes(rows: list[dict]) -> str:
 
 
 def _lower(row: dict) -> str:
-    """Which median of a level sweep row is lower, and by how much, from the whole µs the sweep table prints:
+    """Which median of a level sweep row is lower, and by how much, from the µs the sweep table prints:
     "the GPU's median is 1.10× lower"."""
     gpu, numpy = _gpu_and_numpy(row)
     g, n = _table_us(gpu), _table_us(numpy)
-    if numpy.median >= gpu.median:
+    if g == n:
+        return "the two medians print the same"
+    if n > g:
         return f"the GPU's median is {timing.times(Decimal(n) / g)}× lower"
     return f"NumPy's median is {timing.times(Decimal(g) / n)}× lower"
 
@@ -304,7 +331,7 @@ def crossover_sentence(rows: list[dict], given: str | None = None) -> timing.Ver
     given = given or (rows[0].get("input") if rows else None) or "float32"
     lead = f"with {given} input to the GPU, "
     level = [r for r in rows if ahead(r) == timing.SAME]
-    noisy = [r for r in level if timing.overlap(*_gpu_and_numpy(r))]
+    noisy = [r for r in level if timing.overlap(*_gpu_and_numpy(r), bands=_table_band)]   # as the table prints them
     close = [r for r in level if r not in noisy]
     said = [f"at {_sizes(noisy)} images the two are {timing.SAME_WITHIN_NOISE}"] if noisy else []
     if close:
@@ -399,3 +426,26 @@ def record_round_trips(rows: list[dict], where: str = "the committed benchmark r
             "these are the record's verdicts, not this run's; the sentence under the sweep's table judges this "
             "run's own")
     return timing.Verdict(text, "; ".join(outcomes))
+
+
+def training_time_text(seconds) -> str:
+    """The time of a training run's epochs (history["seconds"], one wall-clock figure an epoch) as a sentence
+    part: with two epochs or more, the time of an epoch as a timing.Timing of them, its median and 20–80 % band
+    ('367 ms (360–380) an epoch of training by wall clock, the median and 20–80 % band of 3 epochs'); with one,
+    its time alone ('367 ms for its one epoch of training by wall clock'), a single figure having no band; where
+    every epoch took the same, that figure for each epoch; where only the band has no width, the median and the
+    range of the epochs."""
+    seconds = [float(s) for s in seconds]
+    if not seconds:
+        return "no epoch of training"
+    epochs = timing.Timing(tuple(seconds), timing.WALL)
+    alone = epochs.text().split(" (", 1)[0]      # the median as Timing.text() prints it
+    if len(seconds) == 1:
+        return f"{alone} for its one epoch of training by wall clock"
+    if min(seconds) == max(seconds):             # every epoch alike
+        return f"{alone} for each of its {len(seconds)} epochs of training by wall clock"
+    if epochs.low == epochs.high:                # a band of no width, the epochs not all alike
+        return (f"{alone} an epoch of training by wall clock, the median of {len(seconds)} epochs, from "
+                f"{timing._g(min(seconds), 3)} to {timing._g(max(seconds), 3)} s")
+    return (f"{epochs.text()} an epoch of training by wall clock, the median and 20–80 % band of "
+            f"{len(seconds)} epochs")

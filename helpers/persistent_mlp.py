@@ -22,7 +22,7 @@ dispatches a step give identical weights.
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
 
@@ -158,11 +158,13 @@ SAVED, COST, NOT_MEASURED = "saved", "cost", "not measured"
 
 def step_saving_us(as_dispatches: timing.Timing, inside: timing.Timing) -> tuple[float, int]:
     """What a step inside one dispatch saved against the step as dispatches, in µs, from the two medians as
-    they are printed, and the decimals to print it with: exactly the difference a reader gets by subtracting the
-    printed figures (73 − 55.3 = 17.7, never 73 − 55.3 rounded to 18)."""
+    they are printed, at the coarser of their decimals, and those decimals to print it with: the difference a
+    reader gets by subtracting the printed figures (73.00 − 55.3 = 17.7, never 17.70, which claims a digit 55.3
+    does not have, nor 18)."""
     a, b = (Decimal(t.text("µs").split(" ", 1)[0]) for t in (as_dispatches, inside))
-    difference = a - b
-    return float(difference), max(0, -difference.as_tuple().exponent)
+    coarser = max(a.as_tuple().exponent, b.as_tuple().exponent)
+    difference = (a - b).quantize(Decimal(1).scaleb(coarser), ROUND_HALF_UP)
+    return float(difference), max(0, -coarser)
 
 
 def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispatches: timing.Timing,

@@ -11,6 +11,8 @@ import re
 
 import numpy as np
 
+from .timing import _g
+
 # One colour per phase, the same in every notebook.
 PHASE_COLOURS = {
     "python": "#bbbbbb", "upload": "#4c72b0", "dispatch": "#8172b2", "kernel": "#55a868",
@@ -145,10 +147,10 @@ def stacked_bars(rows: dict, scale: float = 1e6, unit: str = "µs", title: str =
     texts = []
     for y, total in enumerate(left):
         parts = [phase for phase in phases if rows[names[y]].get(phase, 0.0) > 0]
-        thin = [f"{phase} {rows[names[y]][phase] * scale:.2g}" for phase in parts
+        thin = [f"{phase} {part_figure(rows[names[y]][phase] * scale)}" for phase in parts
                 if len(parts) > 1 and rows[names[y]][phase] * scale < small * longest]
         note = f"\n ({', '.join(thin)} {unit})" if thin else ""
-        figure = f"{total:,.0f}" if total >= 1000 else f"{total:.3g}"
+        figure = f"{total:,.0f}" if total >= 1000 else _g(total, 3)
         label = f" {(figures or {}).get(names[y], f'{figure} {unit}')}{note}"
         texts.append(ax.text(total, y, label, va="center", fontsize=9 if not thin else 8))
         chars = max(len(line) for line in label.splitlines())
@@ -195,7 +197,7 @@ def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = ""
     notebook to print under it."""
     drawn = {name: {k: v for k, v in parts.items() if v >= 0} for name, parts in rows.items()}
     longest = max(sum(p.values()) for p in drawn.values())
-    size = lambda v: f"{v * scale:,.0f} {unit}" if v * scale >= 1000 else f"{v * scale:.3g} {unit}"   # noqa: E731
+    size = lambda v: f"{v * scale:,.0f} {unit}" if v * scale >= 1000 else f"{_g(v * scale, 3)} {unit}"   # noqa: E731
     figures = {name: f"{size(sum(drawn[name].values()))} in parts,\n {size(sum(parts.values()))} the whole"
                for name, parts in rows.items() if any(v < 0 for v in parts.values())}   # the bar overruns the whole
     fig = stacked_bars(drawn, scale=scale, unit=unit, title=title, small=small, figures=figures)   # thin parts: in the notes
@@ -220,8 +222,8 @@ def epoch_bars(rows: dict, scale: float = 1e3, unit: str = "ms", title: str = ""
 
 def part_figure(x: float) -> str:
     """A part of an epoch_bars row, in the row's unit, as its notes print it: whole from 100 up ('1,234'), two
-    significant digits below ('2.3', '-0.34')."""
-    return f"{x:,.0f}" if abs(x) >= 100 else f"{x:.2g}"
+    significant digits below, trailing zeros kept ('2.3', '-0.34', '2.0')."""
+    return f"{x:,.0f}" if abs(x) >= 100 else _g(x, 2)
 
 
 def clock_trace(log, windows=(), title: str = ""):

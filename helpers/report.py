@@ -61,10 +61,9 @@ def _ms(seconds: float, digits: int = 3) -> str:
 
 
 def significant(value: float, digits: int = 3) -> str:
-    """`digits` significant digits and no exponent: '11', '389', '1230' at three; from four up the trailing
-    zeros stay, '2.380', since those digits are there to be read."""
-    text = f"{value:.{digits}g}" if digits <= 3 else f"{value:#.{digits}g}".rstrip(".")
-    return f"{float(text):.0f}" if "e" in text else text
+    """`digits` significant digits, trailing zeros kept and no exponent, as every timing prints: '11.0',
+    '389', '1230' at three, '2.380' at four (timing's rule, so a page and a notebook print one figure alike)."""
+    return timing._g(value, digits)
 
 
 def ratio_text(value: Decimal) -> str:
@@ -88,6 +87,23 @@ def printed_pair(a: float, b: float, show=_ms) -> tuple[str, str]:
         if ratio_text(max(factor, 1 / factor)) == wanted:
             break
     return shown
+
+
+def with_band(t: timing.Timing, figure: str) -> str:
+    """A median printed as `figure` ('10.4 ms', from printed_pair) with t's 20–80 % band at the same decimals:
+    '10.4 ms (10.3–10.4)'. Where the band's ends would print the same at those decimals, the band gets the
+    decimals that part them and the median stays at printed_pair's, whose factor the row prints beside it:
+    '20.1 ms (20.08–20.14)'. The figure alone for a timing stored without a band or with one of no width."""
+    if t.low == t.high:
+        return figure
+    number, unit = figure.split(" ")
+    per = float(timing.seconds_exactly("1", unit) ** -1)
+    places = len(number.split(".")[1]) if "." in number else 0
+    for more in range(12):
+        low, high = (f"{v * per:.{places + more}f}" for v in (t.low, t.high))
+        if low != high:
+            break
+    return f"{figure} ({low}–{high})"
 
 
 def _flops(gflops: float) -> str:
@@ -123,14 +139,31 @@ def epoch_label(r: dict, label: str) -> str:
     return label.replace("one MNIST epoch", f"an epoch of {part} (not all 60,000)")
 
 
-def _band(r: dict, key: str, scale: float) -> str:
-    """' (low–high)', a row's 20–80 % band in the unit _ms picks for its median, or '' for a row stored
-    without one (scale: seconds per unit of the row's key)."""
-    low, high, mid = r.get(f"{key}_low"), r.get(f"{key}_high"), r.get(key)
-    if low is None or high is None or mid is None:
+def _timed(r: dict, key: str, scale: float) -> str:
+    """A row's median with its 20–80 % band, '0.120 ms (0.118–0.121)', in the unit _ms picks, the band's ends
+    at band_figures' digits so it never reads '20.1 ms (20.1–20.1)'; a row stored without a band prints its
+    median alone, as does a band of no width (one repeat) (scale: seconds per unit of the row's key)."""
+    seconds, low, high = (r.get(k) for k in (key, f"{key}_low", f"{key}_high"))
+    if low is None or high is None or low == high:
+        return _ms(seconds * scale)
+    unit, per = ("ms", 1e3) if seconds * scale >= 1e-4 else ("µs", 1e6)
+    median, low, high = timing.band_figures(seconds * scale * per, low * scale * per, high * scale * per)
+    return f"{median} {unit} ({low}–{high})"
+
+
+def _flops_band(r: dict) -> str:
+    """' (44.9–45.2)': a matmul row's rate at the 80th and 20th percentiles of its time, in TFLOP/s to whole
+    GFLOP/s as _flops prints the median (more digits where the two ends would print the same), in GFLOP/s
+    below 100 GFLOP/s as _flops prints those, or '' for a row stored without a band or with one of no width."""
+    if r.get("seconds_low") is None or r.get("seconds_high") is None or r["seconds_low"] == r["seconds_high"]:
         return ""
-    unit = 1e3 if mid * scale >= 1e-4 else 1e6
-    return f" ({low * scale * unit:.3g}–{high * scale * unit:.3g})"
+    if r["gflops"] < 100:                       # _flops prints GFLOP/s there: the band in its figures
+        _, slow, fast = timing.band_figures(r["gflops"], *(r["gflops"] * r["seconds"] / r[k]
+                                                          for k in ("seconds_high", "seconds_low")))
+        return f" ({slow}–{fast})"
+    slow, fast = (r["gflops"] * r["seconds"] / r[k] / 1000 for k in ("seconds_high", "seconds_low"))
+    places = next(p for p in range(3, 12) if f"{slow:.{p}f}" != f"{fast:.{p}f}" or p == 11)
+    return f" ({slow:.{places}f}–{fast:.{places}f})"
 
 
 def _card(record: dict) -> str:
@@ -194,14 +227,14 @@ def matmul_rows(rows: list[dict]) -> list[str]:
     out = []
     for name, r in at.items():
         share = f" ({_share(r, cublas)}% of cuBLAS)" if cublas and r is not cublas else ""
-        out.append(f"| matmul {largest}³, {name} | {_flops(r['gflops'])}{share} | {r['clock']} |")
+        out.append(f"| matmul {largest}³, {name} | {_flops(r['gflops'])}{_flops_band(r)}{share} | {r['clock']} |")
     for size in sorted({r["size"] for r in rows if r["size"] >= 1024 and r["size"] != largest}, reverse=True):
         best, blas = fastest_rung(rows, size), cublas_row(rows, size)
         if best is None:
             continue
         beside = (f" ({_share(best, blas)}% of cuBLAS's {_flops(blas['gflops']).removesuffix(' TFLOP/s')})"
                   if blas else "")
-        out.append(f"| matmul {size}³, rung of lowest median: {best['impl']} | {_flops(best['gflops'])}{beside} "
+        out.append(f"| matmul {size}³, rung of lowest median: {best['impl']} | {_flops(best['gflops'])}{_flops_band(best)}{beside} "
                    f"| {best['clock']} |")
     return out
 
@@ -211,8 +244,8 @@ def inference_rows(rows: list[dict]) -> list[str]:
     for r in rows:
         if r["what"].startswith(("pack_images", "pack_u8")):  # a view of the same bytes: no work worth a row
             continue
-        value = (_ms(r["seconds"]) + _band(r, "seconds", 1.0)
-                 + (f", {r['gbps']:.1f} GB/s" if r.get("gbps") and "upload" in r["what"] else ""))
+        value = (_timed(r, "seconds", 1.0)
+                 + (f", {r['gbps']:.1f} GB/s at the median" if r.get("gbps") and "upload" in r["what"] else ""))
         out.append(f"| {test_images([r])}: {shown(r['what'])} | {value} | {r['clock']} |")
     return out
 
@@ -240,8 +273,8 @@ def epoch_rows(rows: list[dict], label: str) -> list[str]:
         if per_step is not None:  # a persistent kernel: one dispatch for many steps
             extra = (f", {per_step} dispatch{'es' if per_step > 1 else ''} a step" if per_step >= 1 else
                      f", 1 dispatch per {round(1 / per_step)} steps")
-        band = _band(r, "ms", 1e-3)
-        out.append(f"| {epoch_label(r, label)}: {shown(r['name'])} | {_ms(seconds)}{band}{extra} | {r.get('clock', '')} |")
+        figure = _timed(r, "ms", 1e-3) if r.get("ms") is not None else _ms(seconds)
+        out.append(f"| {epoch_label(r, label)}: {shown(r['name'])} | {figure}{extra} | {r.get('clock', '')} |")
     return out
 
 
@@ -253,9 +286,9 @@ def products_rows(rows: list[dict]) -> list[str]:
             best, blas = (bench_products.fastest(rows, hidden, product, cublas) for cublas in (False, True))
             if best is None:
                 continue
-            beside = f" (cuBLAS in a CUDA graph {_ms(blas['seconds'])})" if blas else ""
+            beside = f" (cuBLAS in a CUDA graph {_timed(blas, 'seconds', 1.0)})" if blas else ""
             out.append(f"| a 784-{hidden}-10 step's {product} ({'×'.join(map(str, best['shape']))}), rung of lowest median: "
-                       f"{best['impl']} | {_ms(best['seconds'])}{beside} | {best['clock']} |")
+                       f"{best['impl']} | {_timed(best, 'seconds', 1.0)}{beside} | {best['clock']} |")
     return out
 
 
@@ -319,7 +352,8 @@ def headline_rows(record: dict, dropout: dict | None = None) -> list[tuple[str, 
         """A row of two times (timing.Timing, their band from the record), or nothing where one is missing."""
         if ours is not None and theirs is not None:
             ours_text, theirs_text = printed_pair(ours.median, theirs.median)     # the figures against() divides
-            out.append((what, f"{ours_name}: {ours_text}", f"{their_name}: {theirs_text}", against(ours, theirs)))
+            out.append((what, f"{ours_name}: {with_band(ours, ours_text)}", f"{their_name}: {with_band(theirs, theirs_text)}",
+                        against(ours, theirs)))
 
     def band(row, key="ms", scale=1e3):
         """The row's time as a Timing with its stored band, or None where the record lacks the row."""
@@ -419,7 +453,8 @@ def headline(record: dict, dropout: dict | None = None) -> str:
              f"Headline rows of one run on **{_card(record)}** ({record['device']['date']}, "
              f"[JSON](notebooks/results/{record.get('_file', '')})); every row of that run, and how far the rows of lowest median "
              f"are from their limits, are in [notebooks/results/RESULTS.md](notebooks/results/RESULTS.md), "
-             "each time there with its spread (20th–80th percentile). The times below are medians.", "",
+             "each time there with its spread (20th–80th percentile). The times below are medians, each with its 20–80 % "
+             "band in parentheses where the row compares two times.", "",
              "| what | ours | against | |", "| --- | --- | --- | --- |"]
     lines += [f"| {what} | {ours} | {against} | {verdict} |" for what, ours, against, verdict in
               headline_rows(record, dropout)]

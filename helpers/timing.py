@@ -192,22 +192,28 @@ def _unit(seconds: float, unit: str) -> tuple[float, str]:
 def band_figures(median: float, low: float, high: float, digits: int = 3) -> tuple:
     """(median, low, high) as printed figures: `digits` significant digits, up to two more where the band's
     ends would otherwise print the same, so a band never reads '10.8 (10.8–10.8)'; the median at the band's.
-    A band of no width (low == high) gets `digits` alone."""
+    Most bands need at most two more; a band a few nanoseconds wide on a millisecond kernel gets as many as it
+    takes. A band of no width (low == high) gets `digits` alone."""
     if low == high:
         return _g(median, digits), _g(low, digits), _g(high, digits)
-    for more in range(3):
+    for more in range(12):
         shown_low, shown_high = _g(low, digits + more), _g(high, digits + more)
         if shown_low != shown_high:
-            break
-    return _g(median, digits + more), shown_low, shown_high
+            return _g(median, digits + more), shown_low, shown_high
+    return _g(median, digits), _g(low, digits), _g(high, digits)   # ends equal to fifteen digits: no width
 
 
 def _g(value: float, digits: int) -> str:
-    """A figure with `digits` significant digits and no exponent: 12.3, 0.119, 1230."""
+    """A figure with `digits` significant digits, its trailing zeros kept (they are digits a reader reads:
+    7.00, 10.0, 0.120), and no exponent: a whole number of `digits` figures or more prints plain, 349, 1230."""
     if value == 0:
         return "0"
-    text = f"{value:.{digits}g}"
-    return f"{float(text):.0f}" if "e" in text else text
+    text = f"{value:#.{digits}g}".rstrip(".")
+    if "e" not in text:
+        return text
+    if abs(value) >= 1:
+        return f"{float(text):.0f}"
+    return f"{float(text):.{digits - 1 - Decimal(text).adjusted()}f}"   # 0.0000123, not 1.23e-05 or 0
 
 
 def default_warmup() -> float:
@@ -253,14 +259,15 @@ def measure_interleaved(samples: dict, repeat: int = 30, warmup: float | None = 
     return {name: Timing(tuple(v), clock) for name, v in taken.items()}
 
 
-def compare(a: Timing, b: Timing, margin: float = MARGIN, shown=None) -> str:
+def compare(a: Timing, b: Timing, margin: float = MARGIN, shown=None, bands=None) -> str:
     """A_FASTER, B_FASTER or SAME: A is faster only when its 20–80 % band lies wholly below B's and B's
     median is more than `margin` above A's (and B likewise); otherwise SAME (the_same() gives its words).
     The margin is judged on the medians as printed (shown_exactly, or `shown`, Timing -> Decimal, where a
     table prints them another way), the figures a reader divides, so a sentence never calls two timings
-    apart that its own figures put within the margin, or the other way round."""
-    limit, shown = 1 + Decimal(str(margin)), shown or shown_exactly
-    (a_low, a_high), (b_low, b_high) = band_shown(a), band_shown(b)     # the bands as printed: never 'apart'
+    apart that its own figures put within the margin, or the other way round. The bands likewise, as text()
+    prints them, or as `bands` (Timing -> (low, high), exactly, in the unit of `shown`) where a table prints them."""
+    limit, shown, bands = 1 + Decimal(str(margin)), shown or shown_exactly, bands or band_shown
+    (a_low, a_high), (b_low, b_high) = bands(a), bands(b)               # the bands as printed: never 'apart'
     if a_high < b_low and _beyond(b, a, limit, shown):                  # where the reader sees them meet
         return A_FASTER
     if b_high < a_low and _beyond(a, b, limit, shown):
@@ -330,12 +337,14 @@ def paired_ratio(a: Timing, b: Timing) -> Timing:
 
 def compare_paired(a: Timing, b: Timing, margin: float = MARGIN) -> str:
     """compare() for two timings taken in turn, judged on their rounds' ratios (paired_ratio): B_FASTER when
-    the ratios' whole 20–80 % band lies above 1 and their median, as times() prints it, beyond 1 + margin;
-    A_FASTER the other way round; SAME otherwise."""
+    the ratios' whole 20–80 % band lies above 1 and their median beyond 1 + margin, both as rounds_text()
+    prints them; A_FASTER when the printed band lies below 1 and the printed median's inverse is beyond
+    1 + margin; SAME otherwise."""
     r, limit = paired_ratio(a, b), 1 + Decimal(str(margin))
-    if r.low > 1 and Decimal(times(r.median)) > limit:
+    printed, low, high = (Decimal(f) for f in rounds_figures(r))      # judged as rounds_text prints them
+    if low > 1 and printed > limit:
         return B_FASTER
-    if r.high < 1 and Decimal(times(1 / r.median)) > limit:
+    if high < 1 and printed > 0 and 1 / printed > limit:
         return A_FASTER
     return SAME
 
@@ -346,13 +355,24 @@ def paired_text(a: Timing, b: Timing) -> str:
     return rounds_text(paired_ratio(a, b))
 
 
+def rounds_figures(r: Timing) -> tuple:
+    """A Timing of per-round ratios as printed figures (median, low, high): two decimals where every round
+    gave the same ratio, else band_figures' digits, the median at the band's, so it never reads
+    '1.02× (1.015–1.018)'."""
+    if r.low == r.high:
+        figure = times(r.median)
+        return figure, figure, figure
+    return band_figures(r.median, r.low, r.high)
+
+
 def rounds_text(r: Timing) -> str:
     """A Timing of per-round ratios (paired_ratio) as a sentence part: '1.25× (1.24–1.26) round by round',
-    or '1.25× in every round' where its band has no width."""
+    '1.017× (1.015–1.018) round by round' (the median at its band's digits), or '1.25× in every round' where
+    its band has no width."""
+    median, low, high = rounds_figures(r)
     if r.low == r.high:
-        return f"{times(r.median)}× in every round"
-    _, low, high = band_figures(r.median, r.low, r.high)
-    return f"{times(r.median)}× ({low}–{high}) round by round"
+        return f"{median}× in every round"
+    return f"{median}× ({low}–{high}) round by round"
 
 
 def band_shown(t: Timing) -> tuple:
@@ -366,11 +386,11 @@ def band_shown(t: Timing) -> tuple:
     return seconds_exactly(low, unit), seconds_exactly(high, unit)
 
 
-def overlap(a: Timing, b: Timing) -> bool:
+def overlap(a: Timing, b: Timing, bands=None) -> bool:
     """True when the 20–80 % bands of a and b, as text() prints them, share some time (touching counts): a
     reader who sees '10.3 ms (10.3–10.4)' and '10.5 ms (10.4–10.5)' sees them meet, whatever the unrounded
-    ends were."""
-    (a_low, a_high), (b_low, b_high) = band_shown(a), band_shown(b)
+    ends were; `bands` as in compare(), for a table that prints them otherwise."""
+    (a_low, a_high), (b_low, b_high) = (bands or band_shown)(a), (bands or band_shown)(b)
     return a_low <= b_high and b_low <= a_high
 
 
@@ -504,10 +524,11 @@ class Phases:
         return {name: self.median(name) for name in self.samples}
 
     def table(self, scale: float = 1e6, unit: str = "µs") -> str:
-        """One line a phase: median, 20th and 80th percentiles, number of samples, clock."""
+        """One line a phase: median, 20th and 80th percentiles (band_figures' digits, so a band never prints
+        as '7.0 (7.0–7.0)'), number of samples, clock."""
         rows = [f"{'phase':<22s} {'median ' + unit:>10s} {'20 % ' + unit:>10s} {'80 % ' + unit:>10s} {'n':>5s}  clock"]
         for name in self.samples:
             t = self.timing(name)
-            rows.append(f"{name:<22s} {t.median * scale:>10.1f} {t.low * scale:>10.1f} "
-                        f"{t.high * scale:>10.1f} {len(t.samples):>5d}  {t.clock}")
+            median, low, high = band_figures(t.median * scale, t.low * scale, t.high * scale)
+            rows.append(f"{name:<22s} {median:>10s} {low:>10s} {high:>10s} {len(t.samples):>5d}  {t.clock}")
         return "\n".join(rows)

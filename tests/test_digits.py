@@ -293,7 +293,7 @@ def test_split_verdict_on_all_three_sides():
     transfers_longer = digits.split_verdict(_t(70, 72, 74, 76, 78), _t(10, 11, 11, 12, 12, clock="GPU timer query"),
                                             _t(30, 31, 32, 33, 34))
     assert transfers_longer.outcome == digits.TRANSFERS_LONGER
-    assert ("upload 74 µs (71.6–76.4) by wall clock, kernel 11 µs (10.8–12) by GPU timer query, readback 32 µs "
+    assert ("upload 74.0 µs (71.6–76.4) by wall clock, kernel 11.0 µs (10.8–12.0) by GPU timer query, readback 32.0 µs "
             "(30.8–33.2) by wall clock" in transfers_longer)
     assert ") (" not in transfers_longer                                   # no label in parentheses after a band
     assert "took longer than the kernel, 9.6× its time" in transfers_longer and "5 repeats" in transfers_longer

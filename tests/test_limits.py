@@ -31,7 +31,8 @@ def test_epoch_limits_each_with_its_source_and_the_comparison_both_ways():
     floor, blas, fp32, tf32 = limits.epoch_limits(_epoch_rows(12.0, 18.0, 10.0), _product_rows(), 128)
     assert floor["ours"] == "fused 784-128-10 SGD, 12.00 ms"        # not the floor, not a row of one kind alone
     assert floor["limit"] == "empty-dispatch floor 2.50 ms" and floor["against"] == "4.80× its time"
-    assert blas["limit"] == "cuBLAS's two products alone 5.63 ms"      # 2 × 6 µs × 469 steps
+    assert blas["limit"] == "cuBLAS's two products alone 5.63 ms, derived"      # 2 × 6.00 µs × 469 steps
+    assert blas["derived"] and "a step's 12.0 µs × 469 steps" in blas["source"]
     assert "CUDA graph" in blas["source"] and "same run" in blas["source"]
     assert fp32["against"] == "0.67× its time" and tf32["against"] == "1.20× its time"
 
@@ -173,11 +174,11 @@ def test_epoch_limits_ratio_is_the_one_of_its_printed_figures():
     assert floor["ours"] == "fused blocked 784-128-10 SGD, 10.44 ms" and floor["limit"] == "empty-dispatch floor 2.71 ms"
     assert floor["against"] == "3.85× its time" and floor["times"] == "3.85×"
     # cuBLAS's step prints as 12.8 µs (two_products), so its epoch is 12.8 × 469 = 6003.2 µs: 6.00 ms, 1.74×
-    assert blas["limit"] == "cuBLAS's two products alone 6.00 ms" and blas["against"] == "1.74× its time"
-    assert "12.8 µs × 469 steps" in blas["source"]
+    assert blas["limit"] == "cuBLAS's two products alone 6.00 ms, derived" and blas["against"] == "1.74× its time"
+    assert "a step's 12.8 µs × 469 steps" in blas["source"] and not floor["derived"]
     assert (floor["ours_ms"], floor["limit_ms"], blas["limit_ms"]) == (10.44, 2.71, 6.00)   # the figures as printed
     run_u1 = limits.epoch_limits(rows, _two_products(30.0, 12.399), 128)[1]     # 12.4 µs × 469 = 5.8156 ms
-    assert run_u1["limit"] == "cuBLAS's two products alone 5.82 ms"
+    assert run_u1["limit"] == "cuBLAS's two products alone 5.82 ms, derived"
 
 
 def test_two_products_ratio_is_the_one_of_its_printed_figures():

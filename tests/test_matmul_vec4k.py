@@ -74,7 +74,7 @@ def test_sweep_times_matmul_7_beside_matmul_6(ctx, capsys):
     skipped = "skipped, more shared memory than this driver has: 128x128 k16" in out
     assert timed == {"matmul_6_subgroup (today)", "default", "64x64 k16"} | (set() if skipped else {"128x128 k16"})
     assert f"matmul_7_vec4k.comp; all {len(timed) - 1} configurations match NumPy" in out
-    assert "best at 128³" in out and "× matmul_6_subgroup" in out
+    assert "highest median rate at 128³" in out and "× matmul_6_subgroup" in out
     assert {(r["impl"], r["size"]) for r in rows} == {(name, n) for name in timed for n in bench_matmul.QUICK_SWEEP_SIZES}
     assert next(r for r in rows if r["impl"] == "64x64 k16" and r["size"] == 128)["groups"] == 4
 

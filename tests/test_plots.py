@@ -50,6 +50,6 @@ def test_a_bar_whose_parts_overrun_the_whole_says_both():
             "floor": {"dispatch": 2.48e-3}}
     fig, notes = plots.epoch_bars(rows, title="one epoch")
     labels = [t.get_text() for t in fig.axes[0].texts]
-    assert any("10.3 ms in parts,\n 9.1 ms the whole" in label for label in labels), labels
+    assert any("10.3 ms in parts,\n 9.10 ms the whole" in label for label in labels), labels
     assert any(label.strip() == "2.48 ms" for label in labels), labels
     assert "unaccounted -1.2 ms" in notes["fused"]

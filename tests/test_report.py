@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from helpers import report
+from helpers import report, timing
 
 JSON = report.ROOT / "notebooks" / "results" / "bench-h100.json"
 
@@ -135,7 +135,7 @@ def test_products_rows_name_the_fastest_rung_beside_cublas():
             for p in shape for impl, s in (("matmul_3_blocked", 9e-6), ("matmul_9_interior", 7e-6), (products.CUBLAS, 5e-6))]
     lines = report.products_rows(rows)
     assert lines[0] == ("| a 784-128-10 step's layer 1: Z1 = X·W1 (128×784×128), rung of lowest median: matmul_9_interior | "
-                        "7 µs (cuBLAS in a CUDA graph 5 µs) | c |")
+                        "7.00 µs (cuBLAS in a CUDA graph 5.00 µs) | c |")
     assert len(lines) == 2 and "(784×128×128)" in lines[1]
     assert "cuBLAS" not in report.products_rows([r for r in rows if r["impl"] != products.CUBLAS])[0]
 
@@ -241,11 +241,20 @@ def test_bench_warns_at_once_about_full_sizes_on_a_software_renderer():
     assert bench_main.software_note(_Info("NVIDIA H100 80GB HBM3/PCIe/SSE2"), quick=False) == ""
 
 
-def test_band_is_shown_only_for_rows_that_store_one():
-    assert report._band({"ms": 12.8, "ms_low": 12.2, "ms_high": 13.0}, "ms", 1e-3) == " (12.2–13)"
-    assert report._band({"seconds": 41.7e-6, "seconds_low": 41.3e-6, "seconds_high": 42.3e-6}, "seconds", 1.0) \
-        == " (41.3–42.3)"
-    assert report._band({"ms": 12.8}, "ms", 1e-3) == ""
+def test_timed_rows_print_a_band_only_where_stored_and_never_collapsed():
+    assert report._timed({"ms": 12.8, "ms_low": 12.2, "ms_high": 13.0}, "ms", 1e-3) == "12.8 ms (12.2–13.0)"
+    assert report._timed({"seconds": 41.7e-6, "seconds_low": 41.3e-6, "seconds_high": 42.3e-6}, "seconds", 1.0) \
+        == "41.7 µs (41.3–42.3)"
+    assert report._timed({"ms": 20.11, "ms_low": 20.08, "ms_high": 20.14}, "ms", 1e-3) == "20.11 ms (20.08–20.14)"
+    assert report._timed({"ms": 12.8}, "ms", 1e-3) == "12.8 ms"
+
+
+def test_flops_band_is_the_rate_at_the_band_of_the_time():
+    row = {"gflops": 45_000.0, "seconds": 1.0, "seconds_low": 0.99, "seconds_high": 1.01}
+    assert report._flops_band(row) == " (44.554–45.455)"
+    narrow = {"gflops": 45_000.0, "seconds": 1.0, "seconds_low": 0.99999, "seconds_high": 1.00001}
+    assert report._flops_band(narrow) == " (44.9996–45.0005)"        # whole GFLOP/s would read 45.000–45.000
+    assert report._flops_band({"gflops": 45_000.0, "seconds": 1.0}) == ""
 
 
 def test_accuracy_row_counts_the_warm_up_epochs_or_names_no_total():
@@ -323,7 +332,7 @@ def test_matmul_shares_are_the_quotients_of_the_printed_speeds_and_04s_table():
     assert lines[3] == "| matmul 4096³, cuBLAS fp32 (torch, TF32 off) | 51.729 TFLOP/s | c |"
     table = bench_matmul.table(rows).split("share of cuBLAS fp32")[1]
     for line, r in zip(lines[:3], rows):
-        speed, share = re.search(r"\| ([\d.]+) TFLOP/s \(([\d.]+)% of cuBLAS\)", line).groups()
+        speed, share = re.search(r"\| ([\d.]+) TFLOP/s (?:\([\d.]+–[\d.]+\) )?\(([\d.]+)% of cuBLAS\)", line).groups()
         assert share == timing.times(100 * Decimal(speed) / Decimal("51.729"), 1)            # a reader's quotient
         if r["impl"].startswith("matmul_"):                                                  # 04's table
             assert f"{share}%" in next(l for l in table.splitlines() if l.strip().startswith(r["impl"]))
@@ -348,10 +357,10 @@ def test_committed_pages_print_shares_and_speedups_that_are_their_printed_quotie
     blas = Decimal(re.search(r"cuBLAS fp32 \(torch, TF32 off\) \| ([\d.]+) TFLOP/s", page).group(1))
     for line in page.splitlines():
         if "% of cuBLAS)" in line:                            # a row at the largest size, against the cuBLAS row
-            rung, share = re.search(r"\| ([\d.]+) TFLOP/s \(([\d.]+)% of cuBLAS\)", line).groups()
+            rung, share = re.search(r"\| ([\d.]+) TFLOP/s (?:\([\d.]+–[\d.]+\) )?\(([\d.]+)% of cuBLAS\)", line).groups()
             assert share == timing.times(100 * Decimal(rung) / blas, 1), line
         elif "% of cuBLAS's" in line:                         # a fastest rung, cuBLAS's speed beside it
-            rung, share, theirs = re.search(r"\| ([\d.]+) TFLOP/s \(([\d.]+)% of cuBLAS's ([\d.]+)\)", line).groups()
+            rung, share, theirs = re.search(r"\| ([\d.]+) TFLOP/s (?:\([\d.]+–[\d.]+\) )?\(([\d.]+)% of cuBLAS's ([\d.]+)\)", line).groups()
             assert share == timing.times(100 * Decimal(rung) / Decimal(theirs), 1), line
     text = report.headline(committed())
     first = next(line for line in text.splitlines() if "first rung to its top" in line)
@@ -396,3 +405,18 @@ def test_close_pairs_note_names_the_jax_pairs_inside_the_epochs_margin(jax_ms, c
     else:
         assert close in note and "5 % margin of one run" in note and "could judge it differently" in note
     assert report.close_pairs_note({"benches": {}}) == ""
+
+
+def test_with_band_prints_the_band_at_the_medians_decimals_and_never_collapsed():
+    t = timing.Timing((10.30e-3, 10.31e-3, 10.37e-3, 10.42e-3, 10.44e-3))
+    assert report.with_band(t, "10.4 ms") == "10.4 ms (10.3–10.4)"
+    narrow = timing.Timing((20.08e-3, 20.081e-3, 20.09e-3, 20.139e-3, 20.14e-3))
+    assert report.with_band(narrow, "20.1 ms") == "20.1 ms (20.08–20.14)"       # 20.1–20.1 would collapse
+    assert report.with_band(timing.Timing((5e-6,)), "5.00 µs") == "5.00 µs"      # no band stored
+
+
+def test_rows_with_a_band_of_no_width_print_the_median_alone():
+    assert report._timed({"seconds": .0201, "seconds_low": .0201, "seconds_high": .0201}, "seconds", 1.0) == "20.1 ms"
+    assert report._flops_band({"gflops": 45134, "seconds": 1, "seconds_low": 1, "seconds_high": 1}) == ""
+    slow = {"gflops": 56.5, "seconds": 1.0, "seconds_low": 0.98, "seconds_high": 1.02}
+    assert report._flops_band(slow) == " (55.4–57.7)"                       # GFLOP/s, as _flops prints it

@@ -27,9 +27,9 @@ def test_rules_skip_what_a_run_lacks():
 
 
 def test_duration_units_on_both_sides():
-    assert takeaways.duration(1.5) == "1.5 s"
+    assert takeaways.duration(1.5) == "1.50 s"
     assert takeaways.duration(0.999) == "999 ms"
-    assert takeaways.duration(0.001) == "1 ms"
+    assert takeaways.duration(0.001) == "1.00 ms"
     assert takeaways.duration(0.000999) == "999 µs"
 
 
@@ -44,7 +44,7 @@ def test_company_note_gives_both_figures_of_the_six_dispatch_epoch_or_nothing():
         "train": [{"name": "GLSL (ModernGL)", "ms": 21.7, "ms_low": 21.6, "ms_high": 21.8}],
         "fused": [{"name": "unfused 784-128-10 SGD (notebook 05)", "ms": 23.4, "ms_low": 23.0, "ms_high": 23.9}]}}
     note = takeaways.company_note(bench)
-    assert "21.7 ms (21.6–21.8)" in note and "23.4 ms (23–23.9)" in note
+    assert "21.7 ms (21.6–21.8)" in note and "23.4 ms (23.0–23.9)" in note
     assert note in takeaways.page(bench, "x.json")
     bench["benches"]["fused"] = []
     assert takeaways.company_note(bench) == "" and "epoch has two rows" not in takeaways.page(bench, "x.json")

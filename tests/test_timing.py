@@ -2,6 +2,7 @@
 verdict (A faster, B faster, the same within the noise) tested on every side of its thresholds."""
 
 import json
+from decimal import Decimal
 import time
 
 import pytest
@@ -83,7 +84,7 @@ def test_typical_above_sees_a_gap_that_compare_calls_the_same():
 def test_versus_sentences_match_their_outcome():
     fast, slow = spread(1e-3, 0.98e-3, 1.02e-3), spread(2e-3, 1.95e-3, 2.05e-3)
     v = timing.versus(fast, slow, "fused", "unfused")
-    assert v.outcome == A_FASTER and "fused (1 ms (0.98–1.02)) is 2× faster than unfused" in v
+    assert v.outcome == A_FASTER and "fused (1.00 ms (0.980–1.02)) is 2× faster than unfused" in v
     v = timing.versus(slow, fast, "unfused", "fused")
     assert v.outcome == B_FASTER and v.startswith("fused (") and "2× faster than unfused" in v
     v = timing.versus(fast, spread(1.01e-3, 0.97e-3, 1.05e-3), "fused", "unfused")
@@ -183,7 +184,7 @@ def test_verdict_refuses_a_plain_sentence():
     (spread(12.3e-6, 12.1e-6, 12.6e-6), "12.3 µs (12.1–12.6)"),            # a band wider than the last digit
     (spread(10.82e-3, 10.79e-3, 10.85e-3), "10.82 ms (10.79–10.85)"),      # narrower: one more digit
     (spread(27.6e-3, 27.6e-3, 27.6e-3), "27.6 ms (no spread recorded)"),   # none at all
-    (spread(1.0, 0.99999999, 1.00000001), "1 s (1–1)"),                    # below even five digits: as it rounds
+    (spread(1.0, 0.99999999, 1.00000001), "1.0000000 s (0.99999999–1.0000000)"),   # as many digits as part them
 ])
 def test_text_never_prints_a_band_that_reads_as_one_figure_unless_it_must(t, said):
     assert t.text() == said
@@ -230,7 +231,7 @@ def _t(median, spread=0.02):
 def test_shown_is_the_median_as_printed(median, printed):
     t = timing.Timing((0.99 * median, median, 1.01 * median), timing.WALL)
     assert timing.shown(t) == pytest.approx(printed, rel=1e-12)
-    assert t.text().startswith(f"{timing._g(printed * (1e6 if printed < 1e-3 else 1e3), 4)} ")
+    assert t.text().startswith(f"{timing._g(printed * (1e6 if printed < 1e-3 else 1e3), 3)} ")
 
 
 @pytest.mark.parametrize("value, kw, text", [
@@ -252,7 +253,7 @@ def test_ratios_are_those_of_the_printed_medians():
     assert "is 5.5× faster than" in timing.versus(slow, fast, "B", "A")
     forty = timing.Timing((39.9e-6, 40e-6, 40.1e-6), timing.WALL)
     forty_one = timing.Timing((40.9e-6, 41.02e-6, 41.1e-6), timing.WALL)
-    assert forty_one.text().startswith("41 µs") and float(timing.ratio(forty_one, forty)) == pytest.approx(1.025)
+    assert forty_one.text().startswith("41.0 µs") and float(timing.ratio(forty_one, forty)) == pytest.approx(1.025)
     assert "1.03× apart" in timing.apart(forty, forty_one, margin=0.05)
     assert "1.03× apart" in timing.twice("it", forty, "here", forty_one, "there", margin=0.01)
 
@@ -332,6 +333,8 @@ def test_rounds_text_gives_the_band_or_says_every_round():
     never '1.11× (1.11–1.11)'."""
     assert timing.rounds_text(timing.Timing((1.24, 1.25, 1.26), "ratio")) == "1.25× (1.24–1.26) round by round"
     assert timing.rounds_text(timing.Timing((1.11,), "ratio")) == "1.11× in every round"
+    assert timing.rounds_text(timing.Timing((1.0151, 1.0153, 1.0168, 1.0176, 1.0178), "ratio")) == \
+        "1.017× (1.015–1.018) round by round"                       # the median at the band's digits
     a, b = timing.Timing((2.0, 2.5, 3.0)), timing.Timing((1.0, 2.0, 2.4))
     assert timing.paired_text(a, b) == timing.rounds_text(timing.paired_ratio(a, b))
 
@@ -350,3 +353,53 @@ def test_lowest_and_highest_name_the_pick_and_those_level_with_it(pick, close, l
     assert pick({"a": _ms(10.0), "b": _ms(12.0)}) == alone
     with pytest.raises(ValueError, match="at least one timing"):
         pick({})
+
+
+@pytest.mark.parametrize("ratios, outcome", [
+    ((1.0510, 1.0513, 1.0516, 1.0519, 1.0521), timing.B_FASTER),   # printed 1.052×: beyond the 5 %
+    ((1.0490, 1.0493, 1.0496, 1.0499, 1.0501), timing.SAME),       # printed 1.050×: not beyond it
+    ((1 / 1.0516, 1 / 1.0513, 1 / 1.0519, 1 / 1.0510, 1 / 1.0521), timing.A_FASTER)])
+def test_compare_paired_judges_the_ratio_as_rounds_text_prints_it(ratios, outcome):
+    b = Timing(tuple(10e-6 for _ in ratios))
+    a = Timing(tuple(r * 10e-6 for r in ratios))
+    assert timing.compare_paired(a, b) == outcome, timing.paired_text(a, b)
+
+
+def test_phase_table_never_prints_a_collapsed_band():
+    phases = timing.Phases()
+    for us in (7.01, 7.02, 7.03, 7.04):
+        phases.add("upload", us * 1e-6)
+    for us in (120.0, 125.0, 130.0):
+        phases.add("kernel", us * 1e-6)
+    upload, kernel = phases.table().splitlines()[1:]
+    assert upload.split()[1:4] == ["7.02", "7.02", "7.03"]      # one decimal would read 7.0 (7.0–7.0)
+    assert kernel.split()[1:4] == ["125", "122", "128"]
+
+
+@pytest.mark.parametrize("value, digits, text", [(7, 3, "7.00"), (0.12, 3, "0.120"), (349.2, 3, "349"),
+                                                 (1234.5, 3, "1230"), (1.234e-5, 3, "0.0000123"),
+                                                 (-1.2e-6, 2, "-0.0000012")])
+def test_figures_keep_their_zeros_and_never_print_an_exponent(value, digits, text):
+    assert timing._g(value, digits) == text
+
+
+def test_a_band_a_few_nanoseconds_wide_on_a_millisecond_never_prints_collapsed():
+    t = Timing((0.0201, 0.0201, 0.0201000001, 0.0201000002, 0.0201000002))
+    median, band = t.text().split(" ms ")
+    low, high = band.strip("()").split("–")
+    assert low != high, t.text()
+
+
+def test_compare_paired_judges_the_printed_band_not_the_unrounded_one():
+    """A band whose low end rounds onto 1.00 is not wholly above 1 as printed: no verdict."""
+    a = Timing((1.0004, 1.0004, 1.07, 1.07, 1.07, 1.08, 1.08, 1.08, 1.09, 1.0004))
+    b = Timing((1.0,) * 10)
+    assert "(1.00–" in timing.paired_text(a, b)
+    assert timing.compare_paired(a, b) == timing.SAME
+
+
+def test_compare_and_overlap_take_a_tables_bands():
+    a, b = Timing((1.0, 1.0, 1.1, 1.2, 1.2)), Timing((1.3, 1.3, 1.4, 1.5, 1.5))
+    assert timing.compare(a, b) == timing.A_FASTER and not timing.overlap(a, b)
+    wide = lambda t: (Decimal(0), Decimal(2))     # noqa: E731 - a table that prints wider bands
+    assert timing.compare(a, b, bands=wide) == timing.SAME and timing.overlap(a, b, bands=wide)

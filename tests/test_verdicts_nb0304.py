@@ -690,7 +690,7 @@ def record_rows(float32_ms, numpy_ms, uint8_ms=None, spread=0.03):
 def test_record_round_trips_three_sides():
     gpu = inference.record_round_trips(record_rows(3.0, 6.0))
     assert gpu.outcome == f"float32: {timing.A_FASTER}"
-    assert "with float32 input (3 ms (2.91–3.09)) the GPU is 2× faster" in gpu
+    assert "with float32 input (3.00 ms (2.91–3.09)) the GPU is 2× faster" in gpu
     numpy = inference.record_round_trips(record_rows(6.0, 3.0))
     assert numpy.outcome == f"float32: {timing.B_FASTER}" and "NumPy is 2× faster" in numpy
     level = inference.record_round_trips(record_rows(3.0, 3.05))
@@ -711,7 +711,7 @@ def test_record_round_trips_either_side_of_the_host_margin(numpy_ms, outcome, wo
 
 
 def test_record_round_trips_of_the_committed_h100_record():
-    """The audit's case: 3.1 ms (3–3.42) against NumPy's 4.78 ms (4.59–5.17) is 1.54×, beyond 1.5× with the bands
+    """The audit's case: 3.10 ms (3.00–3.42) against NumPy's 4.78 ms (4.59–5.17) is 1.54×, beyond 1.5× with the bands
     apart, so by the sweep's rule the GPU wins at 10,000 images in the record; uint8's 1.46 ms is 3.3×."""
     ms = lambda median, low, high, what: {"what": what, "seconds": median / 1e3, "seconds_low": low / 1e3,  # noqa: E731
                                           "seconds_high": high / 1e3, "clock": "wall clock", "images": 10000}
@@ -721,7 +721,7 @@ def test_record_round_trips_of_the_committed_h100_record():
     v = inference.record_round_trips(rows, "the committed benchmark record (results/bench-h100.json)")
     assert v.outcome == f"float32: {timing.A_FASTER}; uint8: {timing.A_FASTER}"
     assert ("NumPy's forward and argmax on 10,000 images took 4.78 ms (4.59–5.17) by wall clock, timed in turn with the "
-            "GPU's whole round trips: with float32 input (3.1 ms (3–3.42)) the GPU is 1.54× faster; with uint8 input "
+            "GPU's whole round trips: with float32 input (3.10 ms (3.00–3.42)) the GPU is 1.54× faster; with uint8 input "
             "(1.46 ms (1.43–1.55)) the GPU is 3.3× faster.") in v
     assert v.startswith("In the committed benchmark record (results/bench-h100.json), a run of its own")
 
@@ -729,7 +729,7 @@ def test_record_round_trips_of_the_committed_h100_record():
 def test_record_round_trips_judges_each_input_on_its_own():
     v = inference.record_round_trips(record_rows(8.0, 4.0, uint8_ms=4.05))
     assert v.outcome == f"float32: {timing.B_FASTER}; uint8: {timing.SAME}"
-    assert "with float32 input (8 ms (7.76–8.24)) NumPy is 2× faster; with uint8 input" in v
+    assert "with float32 input (8.00 ms (7.76–8.24)) NumPy is 2× faster; with uint8 input" in v
     assert v.count("the same within the noise we measured") == 1
 
 
@@ -780,7 +780,7 @@ def test_cublas_share_notes_call_a_lead_inside_the_margin_level():
     (note,) = bench_matmul.cublas_share_notes(_at_512(_us_row("matmul_9_interior", 512, 25.1, 25.0, 25.2)))
     assert note.outcome == bench_matmul.LEVEL
     assert note == ("At 512³ cuBLAS took 25.8 µs (25.6–25.9) a call; matmul_9_interior 102.8% of cuBLAS's speed "
-                    "(25.1 µs (25–25.2)) is level with cuBLAS, 1.03× apart, within the 5 % we call the same.")
+                    "(25.1 µs (25.0–25.2)) is level with cuBLAS, 1.03× apart, within the 5 % we call the same.")
     assert "less per call" not in note
 
 
@@ -836,7 +836,7 @@ def test_rung_verdict_prints_a_ratio_just_beyond_the_margin_with_enough_digits()
     v = matmul.rung_verdict("matmul_7_vec4k", "matmul_6_subgroup", 1024, m7, m6)
     assert v.outcome == timing.B_FASTER
     assert v == ("At 1024³ matmul_6_subgroup (148.9 µs (148.8–148.9)) is 1.054× faster than matmul_7_vec4k "
-                 "(156.9 µs (156.9–157)).")
+                 "(156.9 µs (156.9–157.0)).")
     assert timing.versus(m7, m6, "a", "b").count("1.1×") == 1          # what timing.versus's two digits print
     wider = matmul.rung_verdict("matmul_9", "matmul_6", 2048, t(402e-6, 0.002), t(468e-6, 0.002))
     assert wider.outcome == timing.A_FASTER and "is 1.16× faster than matmul_6" in wider
@@ -859,13 +859,13 @@ def test_against_prints_a_ratio_just_beyond_the_margin_with_enough_digits():
     verdicts, said = matmul.against("base", us(156.9, 156.9, 157.0), {"a": us(148.9, 148.8, 148.9),
                                                                        "b": us(165.0, 164.9, 165.1)})
     assert verdicts["a"].outcome == timing.A_FASTER and "a (148.9 µs (148.8–148.9)) is 1.054× faster" in said
-    assert verdicts["b"].outcome == timing.B_FASTER and "b (165 µs (164.9–165.1)) is 1.052× slower" in said
+    assert verdicts["b"].outcome == timing.B_FASTER and "b (165.0 µs (164.9–165.1)) is 1.052× slower" in said
     assert "1.1×" not in said
 
 
 @pytest.mark.parametrize("median, low, high, text", [
     (402.0, 400.0, 403.0, "42.7 TFLOP/s (42.6–42.9)"),           # 2·2048³ flops over 403, 402 and 400 µs
-    (468.0, 467.9, 468.1, "36.71 TFLOP/s (36.7–36.72)"),         # a narrow band gets more digits
+    (468.0, 467.9, 468.1, "36.71 TFLOP/s (36.70–36.72)"),         # a narrow band gets more digits
     (402.0, 402.0, 402.0, "42.7 TFLOP/s (no spread recorded)")])
 def test_tflops_text_prints_the_band_of_a_speed(median, low, high, text):
     from helpers.bench import matmul as bench_matmul
@@ -924,7 +924,7 @@ def test_limit_sentence_prints_the_share_the_table_and_what_we_measured_print():
     v = bench_matmul.limit_sentence(rows, g)
     share = bench_matmul.percent(g["share"])
     assert share == bench_matmul.percent_of(rows[0]["gflops"], rows[1]["gflops"]) == Decimal("98.6")
-    assert "ran 32.6 TFLOP/s (32.6–32.7) and cuBLAS fp32 33.1 TFLOP/s (33–33.1) in the same run, " in v
+    assert "ran 32.6 TFLOP/s (32.6–32.7) and cuBLAS fp32 33.1 TFLOP/s (33.0–33.1) in the same run, " in v
     assert f", {share}% of cuBLAS fp32's speed from the table's GFLOP/s;" in v and "98%" not in v
     assert f"{share}%" in bench_matmul.table([dict(r, clock="test") for r in rows])
 
@@ -981,7 +981,7 @@ def test_cublas_share_notes_say_cheaper_per_call_only_of_the_rungs_named_faster(
             _us_row("matmul_9_interior", 256, 15.6, 15.5, 15.7)]
     (note,) = bench_matmul.cublas_share_notes(rows)
     assert note.outcome == bench_matmul.OVERHEAD
-    assert "matmul_2_tiled 186.5% of cuBLAS's speed (11.1 µs (11–11.2)) and matmul_9_interior 132.7% of cuBLAS's speed " \
+    assert "matmul_2_tiled 186.5% of cuBLAS's speed (11.1 µs (11.0–11.2)) and matmul_9_interior 132.7% of cuBLAS's speed " \
            "(15.6 µs (15.5–15.7)) cost less per call, beyond the noise and the 5 % margin" in note
     assert "so the rungs named faster cost less per call here, which says nothing of whether their arithmetic" in note
     assert "; matmul_1_naive 105.3% of cuBLAS's speed (19.7 µs (19.5–20.1)) is level with cuBLAS, the same within the " \

@@ -123,7 +123,7 @@ def _prof(kernels_us=(12.9, 8.3), empty_us=2.3):
 @pytest.mark.parametrize("epoch_ms, share", [(10.0, 0.78), (16.5, 0.47), (30.0, 0.26)])   # 7.79 ms of each
 def test_kernel_share_account_prints_every_figure_of_its_share(epoch_ms, share):
     words, (value, low, high) = bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(epoch_ms))
-    assert (f"(kernels 21.2 µs a step, less 2 × 2.3 µs of empty dispatch, × 469 steps: 7.79 ms of a "
+    assert (f"(kernels 21.2 µs a step, less 2 × 2.30 µs of empty dispatch, × 469 steps: 7.79 ms of a "
             f"{T(epoch_ms).text()} epoch)") in words
     printed = int(re.search(r"kernels (\d+) %", words).group(1))             # the share, rebuilt by hand
     assert printed == round(100 * (21.2 - 2 * 2.3) * 469 / 1e3 / epoch_ms) == round(100 * share)
@@ -145,7 +145,7 @@ def test_kernel_share_account_arithmetic_holds_on_the_printed_figures(kernels_us
 
 def test_kernel_share_account_names_a_kernel_no_longer_than_an_empty_dispatch():
     words, _ = bench_fused.kernel_share_account("fused", _Trainer(), _prof((12.9, 8.3, 2.0)), T(16.5))
-    assert "less 2 × 2.3 µs" in words and "1 kernel no longer than an empty dispatch counts nothing" in words
+    assert "less 2 × 2.30 µs" in words and "1 kernel no longer than an empty dispatch counts nothing" in words
 
 
 def test_kernel_share_account_says_when_the_parts_overrun_the_epoch():
@@ -499,7 +499,7 @@ def test_fusion_segments_rest_fell_more_just_outside_alike():
 @pytest.mark.parametrize("jax_ms, outcome, words", [
     (17.3, timing.A_FASTER, "that trainer's epoch (10.5 ms (10.4–10.6)) is 1.6× faster than JAX's epoch in fp32 "
                             "(17.3 ms (17.1–17.5))"),
-    (8.0, timing.B_FASTER, "JAX's epoch in fp32 (8 ms (7.92–8.08)) is 1.3× faster than that trainer's epoch"),
+    (8.0, timing.B_FASTER, "JAX's epoch in fp32 (8.00 ms (7.92–8.08)) is 1.3× faster than that trainer's epoch"),
     (10.6, timing.SAME, "that trainer's epoch (10.5 ms (10.4–10.6)) and JAX's epoch in fp32 (10.6 ms (10.5–10.7)) "
                         "are the same within the noise")])
 def test_fastest_versus_names_the_trainer_in_its_own_clause(jax_ms, outcome, words):
@@ -576,10 +576,10 @@ def test_cost_sentence_percentage_is_the_printed_epochs_rounded_half_up():
 
 
 def test_loop_slowdown_ratio_is_the_printed_medians():
-    """A loop median of 30.05 ms prints as 30.1 beside 20 ms: 30.1 / 20 = 1.505, so 1.51× (half up), where the
+    """A loop median of 30.05 ms prints as 30.1 beside 20.0 ms: 30.1 / 20 = 1.505, so 1.51× (half up), where the
     unrounded medians give 1.50×: the sentence divides what it prints."""
     loop, back = T(30.05), T(20.0)
-    assert loop.text().startswith("30.1 ms") and back.text().startswith("20 ms")
+    assert loop.text().startswith("30.1 ms") and back.text().startswith("20.0 ms")
     assert "took 1.51× as long as back-to-back" in fused_mlp.loop_slowdown(loop, back, None)
 
 
@@ -607,7 +607,7 @@ def test_against_pytorch_does_not_call_one_of_two_equal_graphs_the_fastest():
             row("PyTorch CUDA graph per step 784-128-10 SGD", 36.8, 0.001),
             row("PyTorch CUDA graph whole epoch 784-128-10 SGD", 37.3, 0.001)]
     v = fused_mlp.against_pytorch(rows, "card")
-    assert "fastest way," not in v and "3.1× faster than PyTorch's CUDA graph per step (36.8 ms" in v
+    assert "fastest way," not in v and "3.1× faster than PyTorch's CUDA graph per step (36.80 ms" in v
     assert "whole epoch" not in v and "level" not in v       # graphs_compared, printed next, judges the two graphs
     assert "37.3" not in v and "fastest" not in v and v.outcome == timing.A_FASTER
 
@@ -628,7 +628,7 @@ def test_cost_sentence_difference_is_the_exact_one_of_the_printed_epochs():
     """Run T1 printed 69.5 and 55 ms and 'the epochs' difference of 14 ms' (rounded to the coarser figure, half
     to even); the printed figures differ by 14.5."""
     v = bench_dropout.cost_sentence(T(69.5), T(55.0), 28.0e-6, 7.0e-6, steps=469)
-    assert "69.5 ms" in v and "55 ms" in v and "the epochs' difference of 14.5 ms" in v
+    assert "69.5 ms" in v and "55.0 ms" in v and "the epochs' difference of 14.5 ms" in v
 
 
 def test_kernel_share_account_adds_the_kernels_as_the_table_prints_them():

@@ -41,14 +41,16 @@ def test_uniform_cost_says_noise_only_where_the_bands_overlap(bare, noise):
     assert v.outcome == "no measurable cost"
     assert ("the three are the same within the noise we measured (" in v) is noise
     assert ("with it written and without, a step's times are 1.04× apart, within the 10 % we call the same; with its "
-            "value changing and the same every time, they are the same within the noise we measured (" in v) is not noise
+            "value changing and the same every time, they are the same within the noise we measured; and with its value "
+            "changing and none written, they are 1.04× apart, within the 10 % we call the same (" in v) is not noise
 
 
 def test_uniform_cost_names_each_pair_apart_inside_the_margin():
-    v = limits.uniform_cost(T(26.0), T(25.0), T(24.0))     # 1.04× each, the bands apart, inside the 10 %
+    v = limits.uniform_cost(T(26.0), T(25.0), T(24.0))     # 1.04× each step, 1.08× in all: the bands apart, inside 10 %
     assert v.outcome == "no measurable cost" and "noise" not in v
     assert ("a step's times are 1.04× apart, within the 10 % we call the same; with its value changing and the same "
-            "every time, they are 1.04× apart, within the 10 % we call the same (" in v)
+            "every time, they are 1.04× apart, within the 10 % we call the same; and with its value changing and none "
+            "written, they are 1.08× apart, within the 10 % we call the same (" in v)
 
 
 def test_barrier_wait_on_both_sides():
@@ -135,7 +137,7 @@ def test_bound_kind_is_not_judged_without_a_datasheet():
 @pytest.mark.parametrize("changing, outcome", [(27.4, "no measurable cost"),    # 9.6 % above step(0): inside 10 %
                                                (27.6, "changing costs")])       # 10.4 %: beyond it
 def test_uniform_cost_changing_either_side_of_the_margin(changing, outcome):
-    v = limits.uniform_cost(T(changing), T(25.0), T(24.9))
+    v = limits.uniform_cost(T(changing), T(25.0), T(25.0))
     assert v.outcome == outcome and ("beyond writing the same value" in v) == (outcome == "changing costs")
 
 
@@ -244,11 +246,11 @@ def test_pace_gives_the_ratio_and_names_no_side_as_setting_the_pace(gpu, python,
 from helpers.bench import profile as _profile   # noqa: E402
 
 
-@pytest.mark.parametrize("unaccounted, words", [(-1.1e-3, "overrun the epoch's median by 1.1 ms"),
+@pytest.mark.parametrize("unaccounted, words", [(-1.1e-3, "overrun the epoch's median by 1.10 ms"),
                                                 (0.4e-3, "leave 400 µs of the epoch's median unaccounted")])
 def test_epoch_sum_text_either_side_of_zero(unaccounted, words):
     text = _profile.epoch_sum_text(T(10_400), 469, T(23), unaccounted)
-    assert words in text and "469 steps of 23 µs" in text and text.startswith("The epoch takes 10.4 ms")
+    assert words in text and "469 steps of 23.0 µs" in text and text.startswith("The epoch takes 10.40 ms")
     assert ("below zero" in text) == (unaccounted < 0) and "-" not in text.split("overrun")[-1]
     assert "shown as" not in text and (("bar runs past the epoch" in text) == (unaccounted < 0))   # nothing drawn below zero
 
@@ -268,7 +270,7 @@ def test_floor_against_estimate_on_each_side_of_the_count(floor_ms, words):
     """The floor against the count: their ratio as printed, either way, and no direction claimed (the floor
     holds Python's pace, which moves between runs: the ratio went from below 1 to 2 in runs of one card)."""
     said = _profile.floor_against_estimate(T(floor_ms * 1e3), 469, 6, 2.5e-6, "GPU timer query")
-    assert said.startswith("Counted from one empty dispatch timed by GPU timer query, 469 steps × 6 × 2.5 µs = "
+    assert said.startswith("Counted from one empty dispatch timed by GPU timer query, 469 steps × 6 × 2.50 µs = "
                            "7.04 ms of fixed cost; the floor, an epoch of the same empty dispatches timed by wall "
                            "clock, is ")
     assert words in said and "need not agree, and this ratio is this run's." in said
@@ -288,7 +290,7 @@ def test_floor_against_estimate_says_when_the_floor_band_is_wide(spread, wide):
 def test_floor_against_estimate_names_what_it_counts():
     said = _profile.floor_against_estimate(T(7440), 469, 6, 2.5e-6, "GPU timer query", "notebook 05's trainer")
     assert said.startswith("Notebook 05's trainer: counted from one empty dispatch timed by GPU timer query, 469 "
-                           "steps × 6 × 2.5 µs")
+                           "steps × 6 × 2.50 µs")
 
 
 def test_floor_against_estimate_multiplies_the_printed_empty_dispatch():
@@ -307,10 +309,10 @@ def test_fixed_cost_is_the_product_of_its_printed_factors():
 
 
 def test_floor_against_estimate_divides_the_printed_floor_by_the_printed_count():
-    """469 × 6 × 2.4 µs = 6.7536 ms prints as 6.75 ms; a floor printed as 7.19 ms is then 1.07× the count
-    (7.19 / 6.75 = 1.0652), not the 1.06× of the unrounded count."""
+    """469 × 6 × 2.40 µs = 6.7536 ms prints as 6.75 ms; a floor printed as 7.190 ms is then 1.07× the count
+    (7.190 / 6.75 = 1.0652), not the 1.06× of the unrounded count."""
     said = _profile.floor_against_estimate(T(7190, 0.001), 469, 6, 2.4e-6, "GPU timer query")
-    assert "= 6.75 ms of fixed cost" in said and "is 7.19 ms" in said and ": 1.07× the count" in said
+    assert "= 6.75 ms of fixed cost" in said and "is 7.190 ms" in said and ": 1.07× the count" in said
 
 
 def test_barrier_wait_share_is_the_printed_figures_rounded_half_up():
@@ -365,10 +367,10 @@ def _ms_timing(ms, spread=0.01, n=9):
 
 
 @pytest.mark.parametrize("part_ms, whole_ms, printed, share", [(2.4749, 10.05, ("2.47 ms", "10.1 ms"), "24 %"),
-                                                               (2.5049, 10.25, ("2.5 ms", "10.2 ms"), "25 %")])
+                                                               (2.5049, 10.25, ("2.50 ms", "10.2 ms"), "25 %")])
 def test_share_text_of_two_timings_is_the_one_of_their_printed_medians(part_ms, whole_ms, printed, share):
     """The dispatch floor's share of an epoch: 2.47 of 10.1 ms is 24.46 %, 24 % (the medians gave 24.63 %, 25 %);
-    2.5 of 10.2 ms is 24.51 %, 25 % (the medians gave 24.44 %, 24 %); a share of numbers rounds half up."""
+    2.50 of 10.2 ms is 24.51 %, 25 % (the medians gave 24.44 %, 24 %); a share of numbers rounds half up."""
     from helpers.bench import profile
     part, whole = _ms_timing(part_ms), _ms_timing(whole_ms)
     assert (part.text().split(" (")[0], whole.text().split(" (")[0]) == printed
@@ -378,11 +380,11 @@ def test_share_text_of_two_timings_is_the_one_of_their_printed_medians(part_ms, 
 
 # --- derived figures from the printed ones: the stream's start, the kernels added up ------------------------------
 
-@pytest.mark.parametrize("short_us, long_us, printed, once", [(18.96, 15.34, ("19", "15.3"), "111 µs"),
+@pytest.mark.parametrize("short_us, long_us, printed, once", [(18.96, 15.34, ("19.0", "15.3"), "111 µs"),
                                                               (54.66, 49.63, ("54.7", "49.6"), "153 µs")])
 def test_stream_start_multiplies_the_printed_figures(short_us, long_us, printed, once):
     """Raw (18.96 - 15.34) x 30 = 108.6 µs and (54.66 - 49.63) x 30 = 150.9 µs; from the printed figures
-    (19 - 15.3) x 30 = 111 and (54.7 - 49.6) x 30 = 153, as a reader multiplies them."""
+    (19.0 - 15.3) x 30 = 111 and (54.7 - 49.6) x 30 = 153, as a reader multiplies them."""
     from helpers.bench import profile
     short, long_ = T(short_us), T(long_us)
     assert (short.text().split(" ")[0], long_.text().split(" ")[0]) == printed
@@ -392,13 +394,13 @@ def test_stream_start_multiplies_the_printed_figures(short_us, long_us, printed,
 
 
 def test_pace_with_parts_adds_the_printed_kernels():
-    """Kernels printed 10.3 µs and 10.19 µs; the median of per-round sums is 20.61 µs: the sentence gives the
-    20.5 µs a reader adds up (to 10.3's tenths), and the ratio from it; the outcome stays the medians'."""
+    """Kernels printed 10.30 µs and 10.19 µs; the median of per-round sums is 20.61 µs: the sentence gives the
+    20.49 µs a reader adds up, and the ratio from it; the outcome stays the medians'."""
     from helpers.bench import profile
     first, second = T(10.3, 0.001), T(10.19, 0.001)
-    assert (first.text().split(" ")[0], second.text().split(" ")[0]) == ("10.3", "10.19")
+    assert (first.text().split(" ")[0], second.text().split(" ")[0]) == ("10.30", "10.19")
     v = profile.pace(T(20.61, 0.001), T(15.3), [first, second])
-    assert "dispatches alone (20.5 µs, the kernels above added up)" in v and "20.61" not in v
+    assert "dispatches alone (20.49 µs, the kernels above added up)" in v and "20.61" not in v
     assert v.outcome == "GPU longer" and "1.3× as long as" in v
     # 13.77 / 10.2 = 1.35 from the printed figures: 1.4× (raw medians 13.74 / 10.2 give 1.3×)
     w = profile.pace(T(13.74, 0.001), T(10.2, 0.001), [T(6.887, 0.001), T(6.883, 0.001)])

@@ -2,6 +2,8 @@
 step), each on made-up Timings on every side of its threshold, so a printed verdict can never contradict the
 numbers printed beside it (no GPU)."""
 
+from decimal import Decimal
+
 import pytest
 
 from helpers import lookahead_mlp, persistent_mlp, timing
@@ -24,29 +26,32 @@ def test_grid_barrier_account_saving_and_its_parts_agree():
     assert "other 15.2 µs" in v                                          # the rest: starting and draining
 
 
-@pytest.mark.parametrize("as_us, inside_us, saved", [(72.32, 55.94, "16.4"), (72.3, 55.86, "16.4"),
-                                                     (74.2, 55.9, "18.3")])
+@pytest.mark.parametrize("as_us, inside_us, saved", [(72.32, 55.94, "16.4"),    # 72.3 and 55.9
+                                                     (72.3, 55.86, "16.4"),     # 72.30 and 55.9: 55.9's tenths
+                                                     (74.2, 55.9, "18.30")])    # 74.20 and 55.90: both hundredths
 def test_grid_barrier_account_saving_is_the_printed_figures_difference(as_us, inside_us, saved):
     """72.32 and 55.94 print as 72.3 and 55.9: the saving printed is 16.4, what a reader subtracts, not 16.38
-    rounded to 16.4 by luck or 16.3 as the unrounded medians' 72.3 - 55.94 = 16.36 would give."""
+    rounded to 16.4 by luck or 16.3 as the unrounded medians' 72.3 - 55.94 = 16.36 would give; a difference of
+    figures printed to different decimals is printed to the coarser one's (72.30 - 55.9 = 16.4, not 16.40)."""
     v = persistent_mlp.grid_barrier_account(T(2.48 * US, 0.001), T(2.53 * US, 0.001), T(as_us * US, 0.001),
                                             T(inside_us * US, 0.001))
-    a, b = (float(x) for x in (T(as_us * US, 0.001).text("µs").split()[0], T(inside_us * US, 0.001).text("µs").split()[0]))
-    assert f"saved {saved} µs a step" in v and f"{a - b:.1f}" == saved
-    assert "explain 2.38 µs of it" in v and f"the other {float(saved) - 2.38:.1f} µs" in v
-    assert persistent_mlp.step_saving_us(T(as_us * US, 0.001), T(inside_us * US, 0.001)) == (float(saved), 1)
+    a, b = (Decimal(x) for x in (T(as_us * US, 0.001).text("µs").split()[0], T(inside_us * US, 0.001).text("µs").split()[0]))
+    decimals = len(saved.split(".")[1])
+    assert f"saved {saved} µs a step" in v and f"{a - b:.{decimals}f}" == saved
+    assert "explain 2.38 µs of it" in v and f"the other {Decimal(saved) - Decimal('2.38'):.{decimals}f} µs" in v
+    assert persistent_mlp.step_saving_us(T(as_us * US, 0.001), T(inside_us * US, 0.001)) == (float(saved), decimals)
 
 
 def test_grid_barrier_account_same_within_noise_or_costs():
     same = persistent_mlp.grid_barrier_account(T(2.7 * US), T(2.5 * US), T(60.0 * US), T(60.5 * US))
     assert same.outcome == timing.SAME and "less than the noise" in same and "saved" not in same
     worse = persistent_mlp.grid_barrier_account(T(2.0 * US), T(3.0 * US), T(60.0 * US), T(66.0 * US))
-    assert worse.outcome == persistent_mlp.COST and "cost 6 µs a step more" in worse   # 66 - 60, as printed
+    assert worse.outcome == persistent_mlp.COST and "cost 6.0 µs a step more" in worse   # 66.0 - 60.0, as printed
 
 
 def test_grid_barrier_account_saving_that_the_fixed_costs_do_not_explain():
     v = persistent_mlp.grid_barrier_account(T(2.0 * US), T(3.1 * US), T(70.0 * US), T(60.0 * US))
-    assert v.outcome == persistent_mlp.SAVED and "saved 10 µs a step" in v and "none of it" in v
+    assert v.outcome == persistent_mlp.SAVED and "saved 10.0 µs a step" in v and "none of it" in v
 
 
 def test_grid_barrier_account_without_a_persistent_run():
@@ -117,7 +122,7 @@ def B(ms, low, high):
     (B(18.0, 17.9, 18.1), B(7.99, 7.9, 8.09), lookahead_mlp.FUSED_FASTER,
      "So the lookahead epoch is 1.7× slower than the fused one, by its larger work and its higher floor."),
     (B(16.0, 15.9, 16.1), B(7.99, 7.9, 8.09), lookahead_mlp.FUSED_FASTER,     # work 8.01 ms: 1.07×, the same
-     "8.01 ms (7.81–8.2) an epoch against the fused trainer's 7.52 ms (7.45–7.7): the two are 1.07× apart")])
+     "8.01 ms (7.81–8.20) an epoch against the fused trainer's 7.52 ms (7.45–7.70): the two are 1.07× apart")])
 def test_floor_account_says_what_each_part_did_and_which_won(look, look_floor, outcome, words):
     fused, fused_floor = B(10.9, 10.85, 11.0), B(3.38, 3.3, 3.4)
     v = lookahead_mlp.floor_account(look, look_floor, fused, fused_floor)
@@ -176,7 +181,7 @@ def test_floor_account_without_work_above_a_floor():
 def test_grid_barrier_account_saving_smaller_than_its_fixed_costs():
     # fixed costs 3 × 2.71 − 2 × 2.49 = 3.15 µs; the step saved only 2.0 µs: the fixed costs explain all of it
     v = persistent_mlp.grid_barrier_account(T(2.71 * US), T(2.49 * US), T(20.0 * US), T(18.0 * US))
-    assert v.outcome == persistent_mlp.SAVED and "saved 2 µs a step" in v     # 20 - 18, as printed
+    assert v.outcome == persistent_mlp.SAVED and "saved 2.0 µs a step" in v     # 20.0 - 18.0, as printed
     assert "explain 2.00 µs of it" in v and "the other" not in v
 
 
@@ -218,7 +223,7 @@ def test_whole_against_parts_prints_a_ratio_beyond_the_margin_just_past_it():
 
 def test_whole_against_parts_prints_the_figures_it_compares():
     v = lookahead_mlp.whole_against_parts(T(12.0e-3), _parts(9.0, 8.0, 9.0), T(7.0e-3))
-    assert "at once cost 5 ms (4.97–5.03) an epoch and the three kinds alone, added up round by round (a median of sums, not a sum of the medians above), 5 ms (4.97–5.03)" in v
+    assert "at once cost 5.00 ms (4.97–5.03) an epoch and the three kinds alone, added up round by round (a median of sums, not a sum of the medians above), 5.00 ms (4.97–5.03)" in v
 
 
 def test_whole_against_parts_adds_the_parts_round_by_round():
@@ -250,10 +255,11 @@ def test_whole_against_parts_with_nothing_beyond_the_floor():
 
 
 def test_grid_barrier_saving_and_remainder_are_the_printed_figures_exactly():
-    """73 µs and 55.3 µs as printed: the saving is 73 − 55.3 = 17.7 µs (not 18 at the coarser figure's
-    decimals), the remainder 17.7 − 2.43 = 15.3 µs, and the epoch 17.7 µs × 469 = 8.30 ms (not 8.44)."""
-    as_d, inside = T(73.0 * US, 0.001), T(55.3 * US, 0.001)
-    assert as_d.text("µs").startswith("73 µs") and inside.text("µs").startswith("55.3 µs")
+    """73.00 µs and 55.3 µs as printed: the saving is 73.00 − 55.3 = 17.7 µs at the coarser figure's decimals
+    (not 17.70, a digit 55.3 does not have, nor 18), the remainder 17.7 − 2.43 = 15.3 µs, and the epoch
+    17.7 µs × 469 = 8.30 ms (not 8.44)."""
+    as_d, inside = T(73.0 * US, 0.001), T(55.3 * US, 0.01)
+    assert as_d.text("µs").startswith("73.00 µs") and inside.text("µs").startswith("55.3 µs")
     assert persistent_mlp.step_saving_us(as_d, inside) == (17.7, 1)
     v = persistent_mlp.grid_barrier_account(T(2.49 * US, 0.001), T(2.52 * US, 0.001), as_d, inside)
     assert "saved 17.7 µs a step" in v and "explain 2.43 µs of it" in v and "the other 15.3 µs" in v
@@ -277,4 +283,4 @@ def test_floor_account_in_turn_takes_each_rounds_epoch_less_its_floor():
     wide = lookahead_mlp.floor_account(look, look_floor, fused, fused_floor)
     assert "(-" in wide and "round by round" not in wide                 # band against band: below zero
     v = lookahead_mlp.floor_account(look, look_floor, fused, fused_floor, in_turn=True)
-    assert "above its floor, round by round, its work took 3.4 ms (3.4–3.5) an epoch" in v and "(-" not in v, v
+    assert "above its floor, round by round, its work took 3.40 ms (3.40–3.50) an epoch" in v and "(-" not in v, v

@@ -188,17 +188,48 @@ def budget_sentence(longest: float, budget: float = BUDGET) -> timing.Verdict:
     return timing.Verdict(f"The longest run trained for {longest:.1f} s, {outcome} the {budget:g} s budget", outcome)
 
 
+# the dropout trainer's kernels against the plain fused pair they replace, and its max-norm dispatch
+DROPOUT_PAIRS = (("fused_forward_2_dropout.comp", "fused_forward_1_xent.comp"),
+                 ("fused_backward_2_dropout.comp", "fused_backward_1_update.comp"))
+MAXNORM_KERNEL = "maxnorm_1_columns.comp"
+
+
+def kernels_text(timings: dict) -> str:
+    """A step's kernels one by one, each with its median and 20–80 % band in µs as Timing.text prints them
+    (band_figures: more digits where the band's ends would print alike, never '7.0 µs (7.0–7.0)'):
+    'fused_forward_1_xent.comp 68.4 µs (67.8–68.8), maxnorm_1_columns.comp 7.02 µs (7.01–7.03)'."""
+    return ", ".join(f"{name} {t.text('µs')}" for name, t in timings.items())
+
+
+def kernel_costs(plain: dict, regularised: dict) -> tuple:
+    """(dropout_s, maxnorm_s, (dropout places, max-norm places)) for cost_sentence, from the kernels' Timings
+    ({name: Timing}, profile_step's kernel_timing) as kernels_text prints them: the dropout shaders' printed
+    medians less the plain pair's (DROPOUT_PAIRS), exactly, written to the finest decimals of those four
+    figures, and the max-norm kernel's printed median at its own decimals."""
+    def printed(t):
+        figure = t.text("µs").split()[0]
+        return Decimal(figure), len(figure.partition(".")[2])
+    pairs = [(printed(regularised[r]), printed(plain[p])) for r, p in DROPOUT_PAIRS]
+    extra = sum(r - p for (r, _), (p, _) in pairs)
+    extra_places = max(places for pair in pairs for _, places in pair)
+    maxnorm, maxnorm_places = printed(regularised[MAXNORM_KERNEL])
+    return float(extra) * 1e-6, float(maxnorm) * 1e-6, (extra_places, maxnorm_places)
+
+
 COSTS_MORE, COSTS_LESS = "costs more", "costs less"
 
 
 def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: float, maxnorm_s: float,
-                  steps: int | None = None) -> timing.Verdict:
+                  steps: int | None = None, decimals: int | tuple = 1) -> timing.Verdict:
     """What dropout and max-norm add to an epoch: the regularised and the plain epoch (Timings measured
     interleaved), the dropout shaders' extra kernel seconds a step against the plain pair, and the max-norm
     dispatch's seconds a step; given the epoch's `steps` and an epoch that costs more, those per-step figures
     over an epoch beside the epochs' difference, both from the figures as printed, and where the first is the
     larger, that the kernels were timed apart from these epochs. Outcome: COSTS_MORE or COSTS_LESS when the
-    epochs differ beyond the noise (timing.compare), timing.SAME otherwise."""
+    epochs differ beyond the noise (timing.compare), timing.SAME otherwise. `decimals`: the places of a µs the
+    two per-step figures are printed to, one for both or (dropout, max-norm), the decimals of the kernel
+    figures printed above the sentence (kernel_costs gives them), so the sentence quotes those figures."""
+    extra_places, maxnorm_places = decimals if isinstance(decimals, tuple) else (decimals, decimals)
     outcome = {timing.B_FASTER: COSTS_MORE, timing.A_FASTER: COSTS_LESS}.get(timing.compare(regularised, plain), timing.SAME)
     with_printed, without_printed = (Decimal(t.text("ms").split()[0]) for t in (regularised, plain))   # as printed
     extra = (100 * (with_printed / without_printed - 1)).quantize(Decimal(1), ROUND_HALF_UP) + 0      # + 0: no -0
@@ -206,11 +237,11 @@ def cost_sentence(regularised: timing.Timing, plain: timing.Timing, dropout_s: f
     head = (f"With dropout and max-norm an epoch took {regularised.text('ms')} against {plain.text('ms')} without "
             f"({'+' if extra >= 0 else ''}{extra} %")
     head += ")" if outcome != timing.SAME else f", {timing.the_same(regularised, plain)})"
-    said = (f"{head}: per step the dropout shaders' medians add up to {1e6 * abs(dropout_s):.1f} µs {more} than the "
-            f"plain pair's, and the max-norm dispatch's median is {1e6 * maxnorm_s:.1f} µs")
+    said = (f"{head}: per step the dropout shaders' medians add up to {1e6 * abs(dropout_s):.{extra_places}f} µs {more} "
+            f"than the plain pair's, and the max-norm dispatch's median is {1e6 * maxnorm_s:.{maxnorm_places}f} µs")
     if steps and outcome == COSTS_MORE:
         gap_ms = with_printed - without_printed              # exact, of the printed figures: 69.5 - 55 = 14.5
-        total = steps * (round(1e6 * dropout_s, 1) + round(1e6 * maxnorm_s, 1)) * 1e-6   # the printed µs, summed
+        total = steps * (round(1e6 * dropout_s, extra_places) + round(1e6 * maxnorm_s, maxnorm_places)) * 1e-6   # as printed
         said += (f"; over an epoch's {steps:,} steps those figures come to {profile.seconds_text(total)} against the "
                  f"epochs' difference of {gap_ms:f} ms")
         if 1e3 * profile.printed_seconds(total) > gap_ms:
@@ -316,7 +347,7 @@ def final(ctx, name: str, seeds, seconds: float, quick: bool, live_factory=None)
     print(f"final: {name} on all {len(y_train):,} training images, {epochs} epochs planned "
           f"({100 * SAFETY:.0f} % of the {seconds:g} s budget ÷ {1e3 * per_epoch:.1f} ms an epoch, the median of "
           f"{PROBE_EPOCHS} epochs of a throwaway trainer of the recipe timed here after a warm-up), "
-          "test once per seed")
+          "test once per seed.")
     runs = []
     for seed in seeds:
         live = live_factory(seed) if live_factory else None
@@ -336,7 +367,7 @@ def final(ctx, name: str, seeds, seconds: float, quick: bool, live_factory=None)
     summary = {"mean": statistics.mean(acc), "std": statistics.stdev(acc) if len(acc) > 1 else 0.0,
                "min": min(acc), "max": max(acc)}
     print(f"test accuracy over {len(acc)} seeds: {summary['mean']:.2f} ± {summary['std']:.2f} % "
-          f"(min {summary['min']:.2f}, max {summary['max']:.2f})")
+          f"(min {summary['min']:.2f}, max {summary['max']:.2f}).")
     return {"recipe_name": name, "recipe": recipe, "seconds": seconds, "epochs_planned": epochs,
             "probe_epoch_seconds": per_epoch, "runs": [{k: v for k, v in r.items() if k != "figure"} for r in runs],
             "test_accuracy_percent": summary, "figures": [r.get("figure") for r in runs]}

@@ -520,6 +520,17 @@ def kernels_above(prof: dict) -> tuple[str, float, int]:
     return figure, timing.in_seconds(*figure.split()), len(names)
 
 
+def kernels_a_step(prof: dict) -> str:
+    """Every kernel of a step (prof["kernel_timing"], profile.profile_step's Timings, printed one by one above
+    it) added up as printed: profile.added_up, the one figure a table and a sentence give for them."""
+    return profile.added_up(list(prof["kernel_timing"].values()))
+
+
+def decimals(figure: str) -> int:
+    """The decimals a printed figure is written to: '40.21 µs' 2, '40.2 µs' 1, '349 µs' 0."""
+    return len(figure.split()[0].partition(".")[2])
+
+
 def kernel_phase(trainer, prof: dict) -> float:
     """An epoch's kernel phase (seconds), as kernel_share_account computes and prints it: the kernels longer
     than an empty dispatch, added up as printed (kernels_above), less an empty dispatch each, times the

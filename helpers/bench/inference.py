@@ -375,8 +375,10 @@ def reuse_verdicts(rows: list[dict]) -> dict:
 
 
 def fastest_upload(rows: list[dict]) -> dict | None:
-    """The fastest float32 upload from the NumPy array (rows "upload float32 into existing ..." and "upload
-    float32 via ..."): the one set against the pinned-copy ceiling. None if no such row has a time."""
+    """The float32 upload from the NumPy array of highest median rate (rows "upload float32 into existing ..."
+    and "upload float32 via ..."): the one set against the pinned-copy ceiling, a bare maximum of the medians,
+    not judged (table() names it by that rule; other_uploads judges the ways with timing.lowest). None if no
+    such row has a time."""
     uploads = [r for r in rows if r["what"].startswith(("upload float32 into existing", "upload float32 via"))
                and r["seconds"] is not None]
     return max(uploads, key=lambda r: r["gbps"], default=None)
@@ -397,9 +399,11 @@ def main_rows(rows: list[dict]) -> list[dict]:
 def other_uploads(rows: list[dict]) -> str | None:
     """One sentence on the float32 upload ways beyond buffer.write and the plain staging buffer: each one's GB/s
     and the pinned-copy ceiling's, to two decimals as table() prints them, each with its 20–80 % band
-    (gbps_text), and the fastest way's share of the ceiling as of_ceiling gives it. The fastest is named alone
-    only where timing.compare() calls it faster than every other float32 upload from the array; ways it calls
-    the same are named with it, as level. None if the run has none of them."""
+    (gbps_text), and the share of the ceiling as of_ceiling gives it. The fastest is named alone, with its
+    share, only where timing.lowest finds it faster than every other float32 upload from the array beyond the
+    noise and the margin; ways it calls the same are named with it, as level, and then the range of their
+    shares is given, lowest to highest ('they reach 25% to 27% of it'; 'each reaches 27% of it' where the
+    shares print the same), never one of them as the quickest. None if the run has none of them."""
     get = {r["what"]: r for r in rows if r.get("seconds")}
     others = [r for r in rows if r["what"].startswith("upload float32") and r["what"] not in MAIN and r.get("seconds")]
     if not others:
@@ -414,15 +418,24 @@ def other_uploads(rows: list[dict]) -> str | None:
                 and r["what"].startswith(("upload float32 into existing", "upload float32 via"))}
         quickest, tied = timing.lowest(ways)           # the same images' bytes: the lowest time is the highest GB/s
         level = [what.removeprefix("upload float32 ") for what in ways if what == quickest or what in tied]
-        best = get[quickest]
-        share = of_ceiling(best, get[CEILING])         # the table's share, from the figures as printed
-        text += (f" and a copy from pinned memory's {ceiling}, the limit: the fastest, {level[0]}, ahead of the "
-                 f"others beyond the noise and the {100 * timing.MARGIN:g} % margin, reaches {share} of it"
-                 if len(level) == 1 else
-                 f" and a copy from pinned memory's {ceiling}, the limit: the fastest ways are level ({'; '.join(level)}: "
-                 f"the same within the noise or the {100 * timing.MARGIN:g} % margin), and the quickest of them reaches "
-                 f"{share} of it")
+        text += f" and a copy from pinned memory's {ceiling}, the limit: "
+        if not tied:
+            share = of_ceiling(get[quickest], get[CEILING])   # the table's share, from the figures as printed
+            text += (f"the fastest, {level[0]}, ahead of the others beyond the noise and the "
+                     f"{100 * timing.MARGIN:g} % margin, reaches {share} of it")
+        else:
+            text += (f"the fastest ways are level ({'; '.join(level)}: the same within the noise or the "
+                     f"{100 * timing.MARGIN:g} % margin), and {shares_range([get[w] for w in (quickest, *tied)], get[CEILING])}")
     return text + "."
+
+
+def shares_range(rows: list[dict], ceiling_row: dict) -> str:
+    """The range of several rows' shares of the ceiling (of_ceiling, as table() prints them), lowest to highest,
+    after 'and': 'they reach 25% to 27% of it', or 'each reaches 27% of it' where every share prints the same."""
+    shares = sorted({of_ceiling(r, ceiling_row) for r in rows}, key=lambda share: Decimal(share.rstrip("%")))
+    if len(shares) == 1:
+        return f"each reaches {shares[0]} of it"
+    return f"they reach {shares[0]} to {shares[-1]} of it"
 
 
 def gbps_text(row: dict) -> str:
@@ -450,7 +463,8 @@ def of_ceiling(row: dict, ceiling_row: dict) -> str:
 def table(rows: list[dict], full: bool = True) -> str:
     """The rows as text: ms (median and 20–80 % band, where the row has one), GB/s and, for the uploads, their
     share of the pinned-copy ceiling (host to device); full=False: no lines after the
-    ceiling's note (the fastest upload, the mapped buffer's and the CPU copy's shares of the ceiling)."""
+    ceiling's note (the float32 upload of highest median rate, the mapped buffer's and the CPU copy's shares of
+    the ceiling)."""
     get = {r["what"]: r for r in rows}
     ceiling = get.get(CEILING, {}).get("seconds")       # older runs have none
     width = max([60] + [len(r["what"]) for r in rows])      # the widest row name sets the first column
@@ -471,7 +485,7 @@ def table(rows: list[dict], full: bool = True) -> str:
                      "the float32 images' bytes, the same run; a readback goes the other way and gets no share)")
     if not full or best is None:
         return "\n".join(lines)
-    lines.append(f"fastest float32 upload: {best['what']}, {best['gbps']:.2f} GB/s"
+    lines.append(f"float32 upload of highest median rate: {best['what']}, {best['gbps']:.2f} GB/s"
                  + (f", {of_ceiling(best, get[CEILING])} of the ceiling" if ceiling else ""))
     kept, copy = get.get(KEPT, {}), get.get(COPY_ALONE, {})
     if ceiling and kept.get("seconds"):

@@ -33,36 +33,81 @@ def faster_or_slower(a: float, b: float) -> str:
     return f"{b / a:.2f}× faster" if a <= b else f"{a / b:.2f}× slower"
 
 
-def _figure(ms: float) -> str:
-    """An epoch in ms as the limits table prints it: two decimals (three significant digits below 0.01 ms)."""
-    return f"{ms:.2f}" if round(ms, 2) else f"{ms:.3g}"
+def _epoch_digits(ms: float) -> int:
+    """Significant digits that print an epoch in ms to two decimals (10.37, 436.96), three below 1 ms (0.0412)."""
+    return max(3, len(str(int(abs(ms)))) + 2) if abs(ms) >= 1 else 3
 
 
-def _limit(what: str, name: str, ours_ms: float, limit_name: str, limit_ms: float, source: str) -> dict:
-    """A row of the limits table: ours ('NAME, 10.44 ms') against a limit ('LIMIT_NAME 2.71 ms'), and ours as a
-    multiple of the limit's time, "times" ('3.85×'), the quotient of the two figures as printed, rounded half
-    up (10.44 / 2.71 = 3.852: 3.85×, where the unrounded medians gave 3.86×). ours_ms and limit_ms are the
-    figures as printed, so a ratio a notebook takes of them is the reader's too."""
-    ours, limit = _figure(ours_ms), _figure(limit_ms)
-    times = f"{timing.times(Decimal(ours) / Decimal(limit))}×"
-    return {"what": what, "ours": f"{name}, {ours} ms", "ours_ms": float(ours), "limit": f"{limit_name} {limit} ms",
-            "limit_ms": float(limit), "source": source, "times": times, "against": f"{times} its time"}
+def epoch_figures(ms: float, low: float | None = None, high: float | None = None) -> tuple:
+    """An epoch in ms as the limits table prints it: (median, low, high) as printed figures, the median to two
+    decimals (three significant digits below 1 ms) with its 20–80 % band (timing.band_figures, so a band gets
+    the digits it needs and never prints collapsed, '10.37 (10.34–10.39)'); (median, None, None) where no band
+    was stored. Trailing zeros stay: 12.00, 2.50."""
+    if low is None or high is None or low == high:
+        return timing.band_figures(ms, ms, ms, _epoch_digits(ms))[0], None, None
+    return timing.band_figures(ms, low, high, _epoch_digits(ms))
+
+
+def figure_text(figures: tuple, unit: str) -> str:
+    """(median, low, high) figures as a timing prints: '10.37 ms (10.34–10.39)', or '10.37 ms' with no band."""
+    median, low, high = figures
+    return f"{median} {unit}" if low is None else f"{median} {unit} ({low}–{high})"
+
+
+def decimals_words(figure: str) -> str:
+    """How many decimals a printed figure has, as words: 'to two decimals', 'to one decimal', 'to whole numbers'."""
+    places = len(figure.split(".")[1]) if "." in figure else 0
+    if places == 0:
+        return "to whole numbers"
+    names = {1: "one decimal", 2: "two decimals", 3: "three decimals", 4: "four decimals"}
+    return f"to {names.get(places, f'{places} decimals')}"
+
+
+def _limit(what: str, name: str, ours: tuple, limit_name: str, limit: tuple, source: str,
+           derived: str | None = None, named: str | None = None) -> dict:
+    """A row of the limits table: ours ('NAME, 10.44 ms (10.40–10.47)') against a limit ('LIMIT_NAME 2.71 ms
+    (2.70–2.72)'), each an epoch's median with its band (epoch_figures), and ours as a multiple of the limit's
+    time, "times" ('3.85×'), the quotient of the two medians as printed, rounded half up (10.44 / 2.71 = 3.852:
+    3.85×, where the unrounded medians gave 3.86×). `derived`: how a limit that was not measured as an epoch
+    was computed ('a step's 12.6 µs (12.6–12.7) × 469 steps'); the row then says "derived". `named`: the limit
+    as a sentence names it ('the empty-dispatch floor'; limit_name where not given). ours_ms and
+    limit_ms are the medians as printed, ours_figure and limit_figure the figures with their bands, and
+    limit_words the limit as a sentence names it, so a sentence that quotes a row quotes the table."""
+    ours_figure, limit_figure = figure_text(ours, "ms"), figure_text(limit, "ms")
+    times = f"{timing.times(Decimal(ours[0]) / Decimal(limit[0]))}×"
+    shown_limit = f"{limit_name} {limit_figure}" + (", derived" if derived else "")
+    words = f"{limit_figure}, derived: {derived}" if derived else limit_figure
+    return {"what": what, "ours": f"{name}, {ours_figure}", "ours_ms": float(ours[0]), "ours_figure": ours_figure,
+            "limit": shown_limit, "limit_ms": float(limit[0]), "limit_figure": limit_figure,
+            "limit_words": f"{named or limit_name} ({words})", "derived": derived is not None,
+            "source": source, "times": times, "against": f"{times} its time"}
+
+
+def step_figures(t: timing.Timing) -> tuple:
+    """A step's time (seconds, a Timing) in µs as two_products prints it: (median, low, high) figures by
+    timing.band_figures (three significant digits, more where the band's ends would print the same, so never
+    '12.6 (12.6–12.6)'), or (median, None, None) where the rows it adds up stored no band."""
+    if t.low == t.high:
+        return timing.band_figures(1e6 * t.median, 0, 0)[0], None, None
+    return timing.band_figures(1e6 * t.median, 1e6 * t.low, 1e6 * t.high)
 
 
 def two_products(product_rows: list[dict], hidden: int) -> str | None:
     """A step's two big products (X·W1 and Xᵀ·dZ1) by the matmul ladder's rungs of lowest median against cuBLAS,
-    each side's two medians and 20-80 % bands added up (products.step_timing) and printed to 0.1 µs, judged
-    by timing.compare on those figures, with the ratio of the two printed medians (31.8 against 12.8 µs:
-    2.48×, where the unadded medians gave 2.49×) where one side is faster; None where the run lacks either."""
+    each side's two medians and 20-80 % bands added up (products.step_timing) and printed by step_figures (the
+    band never collapsed), judged by timing.compare on those figures, with the ratio of the two printed medians
+    (31.8 against 12.8 µs: 2.48×, where the unadded medians gave 2.49×) where one side is faster; None where the
+    run lacks either."""
     ladder, blas = (products.step_timing(product_rows, hidden, cublas=c) for c in (False, True))
     if ladder is None or blas is None:
         return None
-    us = lambda t: Decimal(f"{1e6 * t.median:.1f}")                              # noqa: E731  as printed
-    band = lambda t: "" if t.low == t.high else f" ({1e6 * t.low:.1f}–{1e6 * t.high:.1f})"   # noqa: E731
-    ours, theirs = us(ladder), us(blas)
-    head = (f"a step's two products alone (X·W1 and Xᵀ·dZ1) take {ours} µs{band(ladder)} by the matmul ladder's rungs "
-            f"of lowest median and {theirs} µs{band(blas)} by cuBLAS (each side's two medians and bands added up)")
-    outcome = timing.compare(ladder, blas, shown=lambda t: us(t) / 1000000)
+    ladder_figures, blas_figures = step_figures(ladder), step_figures(blas)
+    printed = {id(ladder): Decimal(ladder_figures[0]), id(blas): Decimal(blas_figures[0])}
+    ours, theirs = printed[id(ladder)], printed[id(blas)]
+    head = (f"a step's two products alone (X·W1 and Xᵀ·dZ1) take {figure_text(ladder_figures, 'µs')} by the matmul "
+            f"ladder's rungs of lowest median and {figure_text(blas_figures, 'µs')} by cuBLAS (each side's two medians "
+            "and bands added up)")
+    outcome = timing.compare(ladder, blas, shown=lambda t: printed[id(t)] / 1000000)
     if outcome == timing.B_FASTER:
         return f"{head}, {timing.times(ours / theirs)}× less"
     if outcome == timing.A_FASTER:
@@ -71,29 +116,45 @@ def two_products(product_rows: list[dict], hidden: int) -> str | None:
 
 
 def epoch_limits(rows: list[dict], product_rows: list[dict], hidden: int) -> list[dict]:
-    """The fastest GLSL epoch of 784-hidden-10 against the floor (784-128-10 only: the floor row is the fused
-    trainer's dispatch pattern), cuBLAS's two products × steps, and JAX fp32 and TF32 of the same run."""
+    """The GLSL epoch of lowest median of 784-hidden-10 against the floor (784-128-10 only: the floor row is the
+    fused trainer's dispatch pattern), cuBLAS's two products × steps (derived: a step's products measured, as
+    two_products prints them, times the epoch's steps), and JAX fp32 and TF32 of the same run, each epoch with
+    its band."""
     best = fused.fastest_glsl(rows, hidden)
     if best is None:
         return []
     net, what, ours = f"784-{hidden}-10", f"784-{hidden}-10 epoch", best["name"]
+    band = lambda r: epoch_figures(r["ms"], r.get("ms_low"), r.get("ms_high"))   # noqa: E731
     out = []
     floor = next((r for r in rows if r["name"].startswith("floor:") and r.get("dispatches_per_step") == 2
                   and hidden == fused.HIDDEN), None)
     if floor:
-        out.append(_limit(what, ours, best["ms"], "empty-dispatch floor", floor["ms"],
-                          "2 empty dispatches + barriers a step, same run"))
-    blas = products.step_seconds(product_rows, hidden, cublas=True)
+        out.append(_limit(what, ours, band(best), "empty-dispatch floor", band(floor),
+                          "2 empty dispatches + barriers a step, same run", named="the empty-dispatch floor"))
+    blas = products.step_timing(product_rows, hidden, cublas=True)
     if blas is not None:
-        step_us = Decimal(f"{1e6 * blas:.1f}")     # a step's figure as two_products prints it, times the steps
-        out.append(_limit(what, ours, best["ms"], "cuBLAS's two products alone", float(step_us * best["steps"] / 1000),
-                          f"cuBLAS fp32 in a CUDA graph, {step_us} µs × {best['steps']} steps, same run"))
+        step = step_figures(blas)                # a step's figures as two_products prints them, times the steps
+        ms = [None if f is None else float(Decimal(f) * best["steps"] / 1000) for f in step]
+        derived = f"a step's {figure_text(step, 'µs')} × {best['steps']} steps"
+        out.append(_limit(what, ours, band(best), "cuBLAS's two products alone", epoch_figures(*ms),
+                          f"cuBLAS fp32 in a CUDA graph: {derived}, same run", derived=derived))
     for precision, label in (("highest", "JAX fp32"), ("default", "JAX default (TF32)")):
         jax = fused.jax_by_precision(rows, hidden).get(precision)
         if jax:
-            out.append(_limit(what, ours, best["ms"], label, jax["ms"],
+            out.append(_limit(what, ours, band(best), label, band(jax),
                               f"jit(lax.scan) over the epoch, {net}, same run"))
     return out
+
+
+def against_limits(subject: str, rows: list[dict]) -> str:
+    """A sentence part on an epoch against limit rows of epoch_limits (one epoch's rows, the table's figures):
+    'SUBJECT, 10.37 ms (10.34–10.39), takes 4.05× the time of the empty-dispatch floor (2.56 ms (2.55–2.97)) and
+    1.75× the time of cuBLAS's two products alone (5.91 ms (5.91–5.96), derived: a step's 12.6 µs (12.6–12.7)
+    × 469 steps)'."""
+    if not rows or len({r["ours"] for r in rows}) != 1:
+        raise ValueError("against_limits needs the rows of one epoch")
+    parts = [f"{r['times']} the time of {r['limit_words']}" for r in rows]
+    return f"{subject}, {rows[0]['ours_figure']}, takes {findings.listed(parts)}"
 
 
 def matmul_limits(rows: list[dict]) -> list[dict]:
@@ -212,29 +273,66 @@ def record_pairs_note(pairs: dict, margin: float = EPOCHS) -> str:
             f"the benchmark could judge {'it' if len(close) == 1 else 'them'} differently.")
 
 
+def printed_difference_us(slow, fast) -> str:
+    """slow's median less fast's, in µs, from the two medians as text('µs') prints them, at the coarser of their
+    decimals, rounded half up: the difference a reader gets by subtracting the printed figures (28.0 − 25.0 =
+    3.0; 21.70 − 21.3 = 0.4)."""
+    a, b = (Decimal(t.text("µs").split(" ", 1)[0]) for t in (slow, fast))
+    decimals = max(0, -max(a.as_tuple().exponent, b.as_tuple().exponent))
+    return timing.times(a - b, decimals)
+
+
+def uniform_pairs(changing, same, bare, margin: float = NOISY) -> str:
+    """The words for three streams (Timings a step: the step number changing, the same every time, no uniform
+    written) that timing.compare calls the same pair by pair, each pair judged on its own: 'the three are the
+    same within the noise we measured' only where every pair's printed 20–80 % bands meet (timing.overlap);
+    otherwise a clause a pair with timing.the_same's words, 'the same within the noise we measured' where that
+    pair's bands meet and '1.02× apart, within the 10 % we call the same' where they do not. Raises ValueError
+    for a pair that compare() calls apart: its words are not these."""
+    pairs = (("with it written and without", bare, same),
+             ("with its value changing and the same every time", same, changing),
+             ("with its value changing and none written", bare, changing))
+    apart = [label for label, a, b in pairs if timing.compare(a, b, margin) != timing.SAME]
+    if apart:
+        raise ValueError(f"uniform_pairs: compare() calls these pairs apart: {apart}")
+    if all(timing.overlap(a, b) for _, a, b in pairs):
+        return f"the three are {timing.SAME_WITHIN_NOISE}"
+    clauses = [f"{label}, {head} {timing.the_same(a, b, margin)}"
+               for head, (label, a, b) in zip(("a step's times are", "they are", "they are"), pairs)]
+    return f"{clauses[0]}; {clauses[1]}; and {clauses[2]}"
+
+
 def uniform_cost(changing, same, bare, margin: float = NOISY) -> "timing.Verdict":
     """What the step uniform costs a step in a stream, from three Timings (seconds a step, measured
     interleaved): the step number changing every step, the same step number every time, no uniform written.
-    Outcomes: "changing costs", "writing costs", "no measurable cost", or "not resolved" where the streams
-    differ beyond the noise but not in the order a cost of the uniform would give (something else moved them)."""
+    Each pair is judged on its own by timing.compare with `margin`, a cost given as the difference of the
+    printed medians (printed_difference_us). Outcomes: "changing costs" (the same number every time faster
+    than changing it), "writing costs" (no uniform faster than the same number), "uniform costs" (no uniform
+    faster than the changing number, though neither step between them is beyond the margin alone), "not
+    resolved" where two streams differ beyond the margin in the order no cost of the uniform would give
+    (something else moved them), "no measurable cost" otherwise, in uniform_pairs' words."""
     numbers = f"(step(s) {changing.text()}, step(0) every time {same.text()}, no uniform {bare.text()})"
     if timing.compare(same, changing, margin) == timing.A_FASTER:
-        return timing.Verdict(f"changing the step uniform's value costs {1e6 * (changing.median - same.median):.1f} µs "
+        return timing.Verdict(f"changing the step uniform's value costs {printed_difference_us(changing, same)} µs "
                               f"a step beyond writing the same value every time {numbers}", "changing costs")
     if timing.compare(bare, same, margin) == timing.A_FASTER:
-        return timing.Verdict(f"writing the step uniform costs {1e6 * (same.median - bare.median):.1f} µs a step "
+        return timing.Verdict(f"writing the step uniform costs {printed_difference_us(same, bare)} µs a step "
                               f"whether or not its value changes {numbers}", "writing costs")
-    if timing.B_FASTER in (timing.compare(same, changing, margin), timing.compare(bare, same, margin)):
+    outcomes = (timing.compare(same, changing, margin), timing.compare(bare, same, margin),
+                timing.compare(bare, changing, margin))
+    if timing.B_FASTER in outcomes:
         return timing.Verdict(f"the three streams differ beyond the noise, but not in the order a cost of the step "
                               f"uniform would give {numbers}: something else moved them, so the uniform's cost is "
                               "not resolved here", "not resolved")
-    if timing.overlap(same, changing) and timing.overlap(bare, same):
-        return timing.Verdict(f"the step uniform has no cost we can measure in a stream: the three are "
-                              f"{timing.SAME_WITHIN_NOISE} {numbers}", "no measurable cost")
-    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: with it written and without, a "
-                          f"step's times are {timing.the_same(bare, same, margin)}; with its value changing and the "
-                          f"same every time, they are {timing.the_same(same, changing, margin)} {numbers}",
-                          "no measurable cost")
+    if outcomes[2] == timing.A_FASTER:
+        return timing.Verdict(f"writing the step uniform with its value changing every step costs "
+                              f"{printed_difference_us(changing, bare)} µs a step against writing none {numbers}, "
+                              f"though each step between them is called the same on its own: with it written and "
+                              f"without, a step's times are {timing.the_same(same, bare, margin)}; with its value "
+                              f"changing and the same every time, they are {timing.the_same(changing, same, margin)}",
+                              "uniform costs")
+    return timing.Verdict(f"the step uniform has no cost we can measure in a stream: "
+                          f"{uniform_pairs(changing, same, bare, margin)} {numbers}", "no measurable cost")
 
 
 def barrier_wait(bare, loose, issue=None, margin: float = NOISY) -> "timing.Verdict":

@@ -273,14 +273,15 @@ def sweep(ctx, quick: bool = False, configs: dict | None = None, rung: str = SWE
     get = {(r["impl"], r["size"]): r for r in rows}
     for name in kernels:
         cells = [get[name, n] for n in sizes]
-        print(f"{name:<{width}s}" + "".join(f"{r['tflops']:>8.3g}" + (f" ({100 * r['cublas_share']:3.0f} %)"
+        print(f"{name:<{width}s}" + "".join(f"{timing._g(r['tflops'], 3):>8s}" + (f" ({100 * r['cublas_share']:3.0f} %)"
                                                                      if r["cublas_share"] else f"{'':>8s}") for r in cells))
     speed = {n: get[base, n]["tflops"] for n in sizes}
     for n in sizes:
         best = max((r for r in rows if r["size"] == n and r["defines"] is not None), key=lambda r: r["tflops"])
         share = f", {100 * best['cublas_share']:.0f} % of cuBLAS" if best["cublas_share"] else ""
-        print(f"best at {n}³: {best['impl'].strip()}  {best['defines']}  {best['tflops']:.3g} TFLOP/s{share}, "
-              f"{best['tflops'] / speed[n]:.2f}× {baseline[:-5]} ({best['groups']} work groups)")
+        print(f"highest median rate at {n}³: {best['impl'].strip()}  {best['defines']}  {timing._g(best['tflops'], 3)} TFLOP/s{share}, "
+              f"{timing.times(Decimal(timing._g(best['tflops'], 3)) / Decimal(timing._g(speed[n], 3)))}× {baseline[:-5]} "
+              f"({best['groups']} work groups)")   # the ratio of the rates as the table prints them
     calls = matmul.streamed(ctx)
     print(f"(kernel: {clock.source}, {calls} dispatch{'es' if calls > 1 else ''} a stream, median of {3 if quick else 7} streams; "
           f"cuBLAS: CUDA events around {STREAM} calls)")
@@ -360,7 +361,9 @@ def retimed(timed: dict, rows: list[dict], n: int) -> str | None:
 
 
 def _fmt(value: float) -> str:
-    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+    """A GFLOP/s figure as table() prints it: whole from 100 up ('3058'), three significant digits below, their
+    trailing zeros kept as timing._g keeps them ('70.0', '5.20')."""
+    return f"{value:.0f}" if value >= 100 else timing._g(value, 3)
 
 
 def percent_of(gflops: float, cublas_gflops: float, decimals: int = 1) -> Decimal:
@@ -492,15 +495,67 @@ def cublas_share_notes(rows: list[dict]) -> list[timing.Verdict]:
     return notes
 
 
-def tflops_text(t: timing.Timing, n: int) -> str:
-    """An n³ product's speed in TFLOP/s with its band, as Timing.text() prints a time: '42.7 TFLOP/s
-    (42.6–42.9)', 2n³ over the median, the slow end over the 80th percentile and the fast end over the 20th;
-    a band narrower than the last digit gets up to two more digits; no band stored: '(no spread recorded)'."""
-    flops = 2 * n ** 3 / 1e12
+def tflops_text(t: timing.Timing, n: int, unit: str = "TFLOP/s") -> str:
+    """An n³ product's speed in TFLOP/s (or `unit` GFLOP/s) with its band, as Timing.text() prints a time:
+    '42.7 TFLOP/s (42.6–42.9)', 2n³ over the median, the slow end over the 80th percentile and the fast end over
+    the 20th; a band narrower than the last digit gets up to two more digits; no band stored: '(no spread
+    recorded)'."""
+    flops = 2 * n ** 3 / {"TFLOP/s": 1e12, "GFLOP/s": 1e9}[unit]
     if t.low == t.high:
-        return f"{timing.band_figures(flops / t.median, 0, 0)[0]} TFLOP/s (no spread recorded)"
+        return f"{timing.band_figures(flops / t.median, 0, 0)[0]} {unit} (no spread recorded)"
     median, slow, fast = timing.band_figures(flops / t.median, flops / t.high, flops / t.low)
-    return f"{median} TFLOP/s ({slow}–{fast})"
+    return f"{median} {unit} ({slow}–{fast})"
+
+
+def climb_text(timings: dict, first: str, n: int) -> str:
+    """The ladder's climb at n³ as a sentence part, each rung's speed in TFLOP/s with its 20–80 % band
+    (tflops_text, so a band never prints collapsed): 'the ladder went from matmul_1_naive's 4.57 TFLOP/s
+    (4.57–4.58) to 32.7 TFLOP/s (32.6–32.7) for matmul_9_interior, the rung of lowest median'. timings: {rung
+    name: timing.Timing of one dispatch}; first: the rung it starts from. Both in TFLOP/s where the first rung's
+    median reaches CLIMB_IN_TFLOPS, else both in GFLOP/s (a software renderer's 0.03 GFLOP/s, never a TFLOP/s
+    figure of four zeros). The top is judged (timing.lowest), not a bare maximum: the rungs compare() calls the
+    same as it are named as level with it."""
+    top, level = timing.lowest(timings)
+    level_words = f", level with {findings.listed(level)}" if level else ""
+    unit = "TFLOP/s" if 2 * n ** 3 / timings[first].median >= CLIMB_IN_TFLOPS else "GFLOP/s"
+    return (f"the ladder went from {first}'s {tflops_text(timings[first], n, unit)} to "
+            f"{tflops_text(timings[top], n, unit)} for {top}, the rung of lowest median{level_words}")
+
+
+CLIMB_IN_TFLOPS = 1e10   # flop/s: from 10 GFLOP/s (0.01 TFLOP/s) up, climb_text speaks in TFLOP/s
+
+
+SEVERAL_PIECES = "several pieces: judged by matmul.splitk_verdict"   # splitk_size_sentence's outcome there
+
+
+def _n_of(count: int, word: str) -> str:
+    """'1 piece', '4 pieces'."""
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def splitk_size_sentence(rows: list[dict], n: int, pieces: int, groups: int) -> timing.Verdict | None:
+    """Split-K (matmul_8_splitk) beside matmul_6_subgroup at n³ from the rows: how many pieces of k in how many
+    work groups, and both speeds in TFLOP/s with their bands (tflops_text). With one piece split-K does
+    matmul_6's work in one dispatch, in a shader of its own, so the sentence says so and judges the two times
+    per dispatch with matmul.versus (timing.compare with timing.MARGIN: matmul_8 faster, matmul_6 faster, or
+    the same, in timing.the_same's words), with that outcome; where either row stores no band, both times
+    and that it cannot be judged (UNJUDGED). With several pieces the speeds alone, no claim, outcome
+    SEVERAL_PIECES: matmul.splitk_verdict judges those sizes together. None where either row is missing."""
+    t8, t6 = timing_of(rows, "matmul_8_splitk", n), timing_of(rows, "matmul_6_subgroup", n)
+    if t8 is None or t6 is None:
+        return None
+    head = (f"At {n}³, {_n_of(pieces, 'piece')} of k in {_n_of(groups, 'work group')}, matmul_8 ran "
+            f"{tflops_text(t8, n)} against matmul_6's {tflops_text(t6, n)}")
+    if pieces != 1:
+        return timing.Verdict(f"{head}.", SEVERAL_PIECES)
+    one = "with one piece split-K does matmul_6's work in one dispatch, in a shader of its own"
+    found = [r for r in rows if r["size"] == n and r["impl"] in ("matmul_8_splitk", "matmul_6_subgroup")]
+    if not all(banded(r) for r in found):
+        return timing.Verdict(f"{head}; {one}: per dispatch it took {t8.text()} and matmul_6 {t6.text()}, with no "
+                              "20–80 % band stored, so whether either is faster beyond the noise cannot be judged.",
+                              UNJUDGED)
+    v = matmul.versus(t8, t6, "matmul_8", "matmul_6")
+    return timing.Verdict(f"{head}; {one}, and per dispatch {v}.", v.outcome)
 
 
 def rows_verdict(rows: list[dict], impl: str, base: str, n: int) -> timing.Verdict | None:

@@ -297,25 +297,15 @@ def step_shares(step: float, kernel_total: float, fixed: float) -> dict:
 GPU_LONGER, PYTHON_LONGER = "GPU longer", "Python longer"   # pace()'s outcomes: which median is the larger
 
 
-def last_decimal(figure: str) -> Decimal:
-    """The place of a printed figure's last significant digit, counting the three significant digits that
-    Timing.text always gives, whose trailing zeros the printing drops: '10.29' -> 0.01, '10' -> 0.1 (10.0),
-    '20.5' -> 0.1, '230' -> 1, '0.12' -> 0.001 (0.120)."""
-    value = Decimal(figure)
-    written = Decimal(1).scaleb(value.as_tuple().exponent)
-    three = Decimal(1).scaleb(value.adjusted() - 2) if value != 0 else written   # the third significant digit
-    return min(written, three)
-
-
 def added_up(parts: list) -> str:
     """The medians of `parts` (timing.Timings) as their text() prints them, added up and printed in the unit
     of the sum, to the last decimal of the coarsest printed figure (rounded half up), as a sum of measured
     figures is written: 10.3 µs and 10.2 µs give '20.5 µs', 51.2 ms and 71.2 µs give '51.3 ms' (not
-    '51.2712 ms': the first figure says nothing past its tenth of a millisecond). A figure's last decimal is
-    last_decimal's: '10' printed for 10.0 still counts to the tenth, so 10.29 µs and 10 µs give '20.3 µs'."""
+    '51.2712 ms': the first figure says nothing past its tenth of a millisecond). Printed figures keep their
+    trailing zeros, so a figure's last written digit is its last decimal: 10.29 µs and 10.0 µs give '20.3 µs'."""
     figures = [t.text().split(" ", 2)[:2] for t in parts]
     total = sum(timing.seconds_exactly(f, u) for f, u in figures)
-    quantum = max(timing.seconds_exactly(str(last_decimal(f)), u) for f, u in figures)
+    quantum = max(timing.seconds_exactly(str(Decimal(1).scaleb(Decimal(f).as_tuple().exponent)), u) for f, u in figures)
     scale, unit = timing._unit(float(total), "auto")
     scale = Decimal(str(scale))
     return f"{(total * scale).quantize((quantum * scale).normalize(), ROUND_HALF_UP) + 0:f} {unit}"
@@ -456,6 +446,19 @@ def epoch_sum_text(epoch: timing.Timing, steps: int, step: timing.Timing, unacco
         return (f"{head}, and added up they overrun the epoch's median by {seconds_text(-unaccounted)}: the "
                 "unaccounted part below zero, which a bar cannot draw, so the bar runs past the epoch it stands for.")
     return f"{head}, and they leave {seconds_text(unaccounted)} of the epoch's median unaccounted."
+
+
+def epoch_parts_sentence(profile: dict, steps: int, readbacks: int, epoch: timing.Timing) -> str:
+    """The parts epoch_account adds up to an epoch, each measured figure with its 20–80 % band: `steps` steps
+    of profile["step_timing"], `readbacks` readbacks of profile["readback_timing"] (the losses of
+    profile["readback_steps"] steps each), one order upload of profile["order_upload_timing"], and the
+    unaccounted rest, against the back-to-back `epoch`. 'a readback' where there is one."""
+    reads = profile["readback_steps"]
+    back = (f"a readback of {profile['readback_timing'].text()}" if readbacks == 1 else
+            f"{readbacks} readbacks of {profile['readback_timing'].text()} each")
+    return (f"The {steps} steps of {profile['step_timing'].text()}, {back} (the losses of {reads} "
+            f"step{'s' * (reads != 1)}), the order upload of {profile['order_upload_timing'].text()} and the "
+            f"unaccounted rest add up to the back-to-back epoch, {epoch.text()}.")
 
 
 def overrun_sentence(parts: dict, epoch: timing.Timing) -> str:

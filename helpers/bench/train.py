@@ -286,17 +286,36 @@ if __name__ == "__main__":
 def unaccounted_sentence(parts: dict) -> str:
     """What a negative 'unaccounted' part of profile.epoch_account's epoch means, in words: the parts measured
     apart add up to more than the epoch, by how much (ms, as epoch_bars prints it, and in percent of the
-    epoch, as profile.whole_percents rounds it for limits.epoch_shares). "" where the rest is zero or above
+    epoch, as profile.whole_percents rounds it for limits.epoch_shares): whole from 100 ms up ('1,234 ms'), two
+    significant digits below with their trailing zeros kept, as timing._g keeps them ('0.60 ms', '2.0 ms'). "" where the rest is zero or above
     (the notebook's markdown says what a positive rest is)."""
     rest, epoch = parts["unaccounted"], sum(parts.values())
     if rest >= 0:
         return ""
     ms = 1e3 * -rest
-    figure = f"{ms:,.0f} ms" if ms >= 100 else f"{ms:.2g} ms"
+    figure = f"{ms:,.0f} ms" if ms >= 100 else f"{timing._g(ms, 2)} ms"   # two digits, zeros kept: 0.60, 2.0
     share = -whole_percents({k: v / epoch for k, v in parts.items()})["unaccounted"]   # as epoch_shares prints it
     return (f"The parts measured apart add up to more than the epoch, by {figure} ({share} % "
             "of it), so the unaccounted rest is below zero: within the epoch some parts overlap (a readback is "
             "taken while the GPU runs the next chunk) or take less time than they took apart.")
+
+
+TRANSFER_HEADER = ("when", "what", "direction", "transfers", "bytes", "time (median, 20–80 %)")
+
+
+def transfer_table(crossings: list) -> str:
+    """What crosses the bus as a table whose columns line up in a monospace print: crossings are (when, what,
+    direction, transfers, bytes, time), time a timing.Timing printed with its band (Timing.text) or None
+    (not timed: an empty cell). Each column is as wide as its widest cell or its header; words left-aligned,
+    counts, bytes and times right-aligned; bytes with thousands separators."""
+    cells = [[when, what, direction, f"{count:d}", f"{nbytes:,d}", t.text() if t is not None else ""]
+             for when, what, direction, count, nbytes, t in crossings]
+    widths = [max(len(row[i]) for row in [list(TRANSFER_HEADER), *cells]) for i in range(len(TRANSFER_HEADER))]
+    right = (False, False, False, True, True, True)
+
+    def line(row):
+        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right)).rstrip()
+    return "\n".join([line(TRANSFER_HEADER), *(line(row) for row in cells)])
 
 
 def glsl_here_vs_record(record: dict, here: timing.Timing, steps_here: int) -> str:
