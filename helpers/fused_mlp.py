@@ -450,10 +450,10 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
     µs fell by the larger fraction of itself (the fractions of the printed figures), the sentence says so
     ("though the rest fell by a larger fraction"), so it agrees with share_shift's relative terms."""
     per_us = 10 ** decimals                                               # printed units in a µs
-    tenths = lambda s: round(1e6 * per_us * s)                            # noqa: E731  (10^-decimals µs units)
+    units = lambda s: round(1e6 * per_us * s)                             # noqa: E731  (10^-decimals µs units)
     us = lambda t: f"{t / per_us:.{decimals}f} µs"                         # noqa: E731
-    kernel_u, kernel_f = tenths(kernel_unfused), tenths(kernel_fused)
-    rest_u, rest_f = (tenths(max(step - kernels / per_us * 1e-6, 0.0)) for step, kernels in   # the step less the kernels as printed
+    kernel_u, kernel_f = units(kernel_unfused), units(kernel_fused)
+    rest_u, rest_f = (units(max(step - kernels / per_us * 1e-6, 0.0)) for step, kernels in   # the step less the kernels as printed
                       ((step_unfused, kernel_u), (step_fused, kernel_f)))
     drop = {"kernel": kernel_u - kernel_f, "rest": rest_u - rest_f}
     way = lambda d: f"down {us(d)}" if d > 0 else f"up {us(-d)}" if d < 0 else "unchanged"   # noqa: E731

@@ -22,7 +22,7 @@ dispatches a step give identical weights.
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
 import numpy as np
 
@@ -161,10 +161,8 @@ def step_saving_us(as_dispatches: timing.Timing, inside: timing.Timing) -> tuple
     they are printed, at the coarser of their decimals, and those decimals to print it with: the difference a
     reader gets by subtracting the printed figures (73.00 − 55.3 = 17.7, never 17.70, which claims a digit 55.3
     does not have, nor 18)."""
-    a, b = (Decimal(t.text("µs").split(" ", 1)[0]) for t in (as_dispatches, inside))
-    coarser = max(a.as_tuple().exponent, b.as_tuple().exponent)
-    difference = (a - b).quantize(Decimal(1).scaleb(coarser), ROUND_HALF_UP)
-    return float(difference), max(0, -coarser)
+    difference = timing.printed_difference(as_dispatches, inside, "µs")
+    return float(difference), max(0, -difference.as_tuple().exponent)
 
 
 def grid_barrier_account(empty: timing.Timing, barrier: timing.Timing, as_dispatches: timing.Timing,

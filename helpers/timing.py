@@ -122,11 +122,30 @@ class Timing:
         return cls((low, low, mid, high, high), row.get("clock", WALL))
 
 
+def figure_decimals(figure: str) -> int:
+    """The decimals a printed figure is written to: '40.21 µs' 2, '40.2' 1, '349 µs' 0."""
+    return len(figure.split(" ", 1)[0].partition(".")[2])
+
+
+def printed_figure(t: Timing, unit: str) -> Decimal:
+    """The median as t.text(unit) prints it, in that unit, exactly: '7.00 µs (6.99–7.02)' gives Decimal('7.00')."""
+    return Decimal(t.text(unit).split(" ", 1)[0])
+
+
 def printed_median(t: Timing, unit: str) -> tuple[float, int]:
     """The median as t.text(unit) prints it, in that unit, and its number of decimals: a difference taken
     from printed figures, at the coarser of their decimals, is the one a reader gets by subtracting them."""
-    figure = t.text(unit).split(" ", 1)[0]
-    return float(figure), len(figure.split(".")[1]) if "." in figure else 0
+    figure = printed_figure(t, unit)
+    return float(figure), figure_decimals(str(figure))
+
+
+def printed_difference(slow: Timing, fast: Timing, unit: str) -> Decimal:
+    """slow's printed median less fast's (printed_figure), at the coarser of their decimals, rounded half up:
+    the difference a reader gets by subtracting the printed figures (28.0 − 25.0 = 3.0; 21.70 − 21.3 = 0.4;
+    73.00 − 55.3 = 17.7, never 17.70, which claims a digit 55.3 does not have)."""
+    a, b = printed_figure(slow, unit), printed_figure(fast, unit)
+    coarser = max(a.as_tuple().exponent, b.as_tuple().exponent)
+    return (a - b).quantize(Decimal(1).scaleb(coarser), ROUND_HALF_UP) + 0      # + 0: never '-0'
 
 
 def shown(t: Timing) -> float:

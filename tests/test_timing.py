@@ -403,3 +403,16 @@ def test_compare_and_overlap_take_a_tables_bands():
     assert timing.compare(a, b) == timing.A_FASTER and not timing.overlap(a, b)
     wide = lambda t: (Decimal(0), Decimal(2))     # noqa: E731 - a table that prints wider bands
     assert timing.compare(a, b, bands=wide) == timing.SAME and timing.overlap(a, b, bands=wide)
+
+
+@pytest.mark.parametrize("slow, fast, difference", [((72.9, 73.0, 73.1), (55.2, 55.3, 55.4), "17.7"),
+                                                    ((21.6, 21.7, 21.75), (21.2, 21.3, 21.4), "0.4"),
+                                                    ((25.0, 25.0, 25.1), (28.0, 28.0, 28.1), "-3.0")])
+def test_printed_difference_is_the_readers_subtraction_at_the_coarser_decimals(slow, fast, difference):
+    as_us = lambda v: Timing(tuple(x * 1e-6 for x in v))     # noqa: E731
+    assert f"{timing.printed_difference(as_us(slow), as_us(fast), 'µs'):f}" == difference
+
+
+@pytest.mark.parametrize("figure, places", [("40.21 µs", 2), ("40.2", 1), ("349 µs", 0), ("0.0000123", 7)])
+def test_figure_decimals_counts_the_written_places(figure, places):
+    assert timing.figure_decimals(figure) == places

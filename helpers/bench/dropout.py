@@ -207,8 +207,8 @@ def kernel_costs(plain: dict, regularised: dict) -> tuple:
     medians less the plain pair's (DROPOUT_PAIRS), exactly, written to the finest decimals of those four
     figures, and the max-norm kernel's printed median at its own decimals."""
     def printed(t):
-        figure = t.text("µs").split()[0]
-        return Decimal(figure), len(figure.partition(".")[2])
+        figure = timing.printed_figure(t, "µs")
+        return figure, timing.figure_decimals(str(figure))
     pairs = [(printed(regularised[r]), printed(plain[p])) for r, p in DROPOUT_PAIRS]
     extra = sum(r - p for (r, _), (p, _) in pairs)
     extra_places = max(places for pair in pairs for _, places in pair)

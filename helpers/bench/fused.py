@@ -527,8 +527,8 @@ def kernels_a_step(prof: dict) -> str:
 
 
 def decimals(figure: str) -> int:
-    """The decimals a printed figure is written to: '40.21 µs' 2, '40.2 µs' 1, '349 µs' 0."""
-    return len(figure.split()[0].partition(".")[2])
+    """The decimals a printed figure is written to: '40.21 µs' 2, '40.2 µs' 1, '349 µs' 0 (timing.figure_decimals)."""
+    return timing.figure_decimals(figure)
 
 
 def kernel_phase(trainer, prof: dict) -> float:

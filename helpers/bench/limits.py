@@ -56,7 +56,7 @@ def figure_text(figures: tuple, unit: str) -> str:
 
 def decimals_words(figure: str) -> str:
     """How many decimals a printed figure has, as words: 'to two decimals', 'to one decimal', 'to whole numbers'."""
-    places = len(figure.split(".")[1]) if "." in figure else 0
+    places = timing.figure_decimals(figure)
     if places == 0:
         return "to whole numbers"
     names = {1: "one decimal", 2: "two decimals", 3: "three decimals", 4: "four decimals"}
@@ -277,9 +277,7 @@ def printed_difference_us(slow, fast) -> str:
     """slow's median less fast's, in µs, from the two medians as text('µs') prints them, at the coarser of their
     decimals, rounded half up: the difference a reader gets by subtracting the printed figures (28.0 − 25.0 =
     3.0; 21.70 − 21.3 = 0.4)."""
-    a, b = (Decimal(t.text("µs").split(" ", 1)[0]) for t in (slow, fast))
-    decimals = max(0, -max(a.as_tuple().exponent, b.as_tuple().exponent))
-    return timing.times(a - b, decimals)
+    return f"{timing.printed_difference(slow, fast, 'µs'):f}"
 
 
 def uniform_pairs(changing, same, bare, margin: float = NOISY) -> str:
