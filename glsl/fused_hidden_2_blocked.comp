@@ -2,7 +2,9 @@
 // fused_hidden_2_blocked.comp: the first layer of a training step for the whole batch, A1 = relu(X·W1 + b1),
 //   with X gathered from the resident uint8 images through the epoch's index buffer, register-blocked:
 //   each thread keeps a 4×4 block of outputs (4 samples × 4 hidden units), so every value it reads from
-//   shared memory serves 4 multiply-adds, and both operands of the product are staged in shared memory
+//   shared memory serves 4 multiply-adds, and both operands of the product are staged in shared memory;
+//   with KSPLIT > 1 the inputs are split among KSPLIT work groups, which write partial sums for
+//   fused_head_1_xent to add (so that the small product fills the GPU)
 //
 // Shapes    images: n_images rows of n_in/4 uint32 words: pixel p of image i is byte p%4 (little-endian)
 //           of word i*(n_in/4) + p/4 (integer division); order[n_samples] uint32, the epoch's sample
@@ -13,32 +15,39 @@
 //           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  rows = order[start:start + count]
 //           X = images.view(np.uint8).reshape(-1, n_in)[rows] / 255
-//           A1 = np.maximum(X @ W1 + b1, 0)
+//           A1 = np.maximum(X @ W1 + b1, 0)                                   (KSPLIT 1)
+//           parts[z, :count] = X[:, ks] @ W1[ks]  for each piece z of the inputs (KSPLIT > 1: no bias,
+//           no ReLU; piece z is stages z*per .. z*per+per-1 of KS*BK inputs, per = ceil(stages/KSPLIT))
 // Bindings  0 images uint[n_images*n_in/4] (readonly)  2 order uint[n_samples] (readonly)
 //           3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (readonly)  6 A1 float[batch_size*n_hidden] (writeonly)
+//           12 parts float[min(KSPLIT - 1, 1)*KSPLIT*batch_size*n_hidden] (writeonly)
+//           KSPLIT 1 writes A1 and leaves parts alone (bind nothing there); KSPLIT > 1 writes parts, not A1.
 //           params is also declared as a vec4 array on binding 3 (Params4): one buffer, 16 bytes a read;
 //           the binding numbers are fused_forward_1_xent's, so a training step binds every buffer once
 // Uniforms  uint n_in (multiple of 4), n_hidden, n_samples (length of order), batch_size, step
-// Dispatch  local (TQ, RQ, KS); groups (ceil(n_hidden/(4*TQ)), ceil(min(batch_size, n_samples - step*batch_size)/(4*RQ)), 1)
-//           group (h, r) owns BN = 4*TQ hidden units h*BN .. h*BN+BN-1 of BM = 4*RQ batch rows
-//           r*BM .. r*BM+BM-1. The inputs go by in stages of KS*BK: all threads copy a stage's BM image
+// Dispatch  local (TQ, RQ, KS); groups (ceil(n_hidden/(4*TQ)), ceil(min(batch_size, n_samples - step*batch_size)/(4*RQ)), KSPLIT)
+//           group (h, r, z) owns BN = 4*TQ hidden units h*BN .. h*BN+BN-1 of BM = 4*RQ batch rows
+//           r*BM .. r*BM+BM-1, and piece z of the inputs (all of them with KSPLIT 1). The inputs go by in stages of KS*BK: all threads copy a stage's BM image
 //           rows (unpacked to floats) and KS*BK rows of W1's BN columns into shared memory, then slice z
 //           (local z) multiplies its BK of them. Thread (x, y, z) owns hidden units 4x .. 4x+3 of the
 //           group's rows y, y + RQ, y + 2RQ, y + 3RQ: 16 running sums. While a stage is multiplied, the
 //           next one's loads are already in flight (held in registers). At the end slice 0 adds the other
 //           slices' partial sums of its outputs, from shared memory, in a fixed order: the same bits every run
-// Requires  BK % 4 == 0;  TQ*RQ*KS <= 1024;  n_in % 4 == 0;  n_hidden % 4 == 0 if VEC4
+//           (KSPLIT > 1: the head adds the pieces, z = 0, 1, ..., in a fixed order too)
+// Requires  BK % 4 == 0;  TQ*RQ*KS <= 1024;  KSPLIT >= 1;  n_in % 4 == 0;  n_hidden % 4 == 0 if VEC4
 // Changed   vs fused_hidden_1_tiled: W1 is staged in shared memory too (version 1 read it from global
 //           memory into registers, a thread's own 4 columns, one stage at a time), and a thread owns 4
 //           samples as well as 4 hidden units, so a shared-memory read feeds 4 multiply-adds instead of 1;
-//           the loads of the next stage overlap the arithmetic of this one
+//           the loads of the next stage overlap the arithmetic of this one; KSPLIT splits the inputs among
+//           work groups (version 1 had every group sum all of them)
 // Checked   relative error < 1e-5 against NumPy, A1 poisoned with NaN first, hidden sizes that are not
 //           multiples of BN (or of 4), a leftover batch, n_in 20 and 784 (tests/test_fused_tiled.py)
 // Tunables  BK a multiple of 4, TQ*RQ*KS <= 1024 threads (checked below); with BM = 4*RQ, BN = 4*TQ,
 //           16 * max(BM*(KS*BK/4 + 1) + KS*BK*TQ, (KS-1)*BM*TQ) + 4*BM bytes of shared memory:
 //           <= 32 KiB everywhere, 48 KiB on NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads the same
-//           weights one float at a time: same sums, same order). Defaults: 256 threads and 17 KiB; at batch
-//           128 the H100's 132 SMs get 25 × 4 = 100 work groups for 800 hidden units
+//           weights one float at a time: same sums, same order). KSPLIT >= 1 pieces of the inputs (a piece
+//           left without a stage writes zeros). Defaults: 256 threads and 17 KiB, KSPLIT 1; at batch 128
+//           the H100's 132 SMs get 25 × 4 = 100 work groups for 800 hidden units, KSPLIT times that with pieces
 #ifndef RQ
 #define RQ 8        // threads across the batch rows (local y), 4 rows each: BM = 4*RQ rows per work group
 #endif
@@ -50,6 +59,9 @@
 #endif
 #ifndef KS
 #define KS 4        // slices of a stage (local z), added in shared memory in a fixed order at the end
+#endif
+#ifndef KSPLIT
+#define KSPLIT 1    // work groups along the inputs (groups' z), each summing its piece of the stages
 #endif
 #ifndef VEC4
 #define VEC4 1
@@ -63,6 +75,9 @@
 #if TQ * RQ * KS > 1024
 #error TQ*RQ*KS must be <= 1024 (threads of a work group)
 #endif
+#if KSPLIT < 1
+#error KSPLIT must be >= 1 (pieces of the inputs)
+#endif
 
 layout(local_size_x = TQ, local_size_y = RQ, local_size_z = KS) in;
 
@@ -71,6 +86,7 @@ layout(std430, binding = 2) readonly buffer Order { uint order[]; };
 layout(std430, binding = 3) readonly buffer Params { float params[]; };
 layout(std430, binding = 3) readonly buffer Params4 { vec4 params4[]; };  // the same buffer, 16 bytes a read
 layout(std430, binding = 6) writeonly buffer Hidden { float A1[]; };
+layout(std430, binding = 12) writeonly buffer Parts { float parts[]; };  // KSPLIT > 1: [KSPLIT][batch_size][H]
 
 uniform uint n_in;        // inputs per sample (784)
 uniform uint n_hidden;    // H
@@ -150,11 +166,15 @@ void main() {
     vec4 acc[4];  // acc[i]: row y + i*RQ, hidden units col0 + 4x .. 4x+3
     for (uint i = 0u; i < 4u; i++) acc[i] = vec4(0.0);
     uint stages = (n_in + KS * BK - 1u) / (KS * BK);
-    load(0u);
-    store();
+    uint per = (stages + KSPLIT - 1u) / KSPLIT;                  // stages of a piece
+    uint first = min(gl_WorkGroupID.z * per, stages), last = min(first + per, stages);  // this group's piece
+    if (first < last) {
+        load(first);
+        store();
+    }
     barrier();
-    for (uint s = 0u; s < stages; s++) {
-        if (s + 1u < stages) load(s + 1u);  // in flight while this stage is multiplied
+    for (uint s = first; s < last; s++) {
+        if (s + 1u < last) load(s + 1u);    // in flight while this stage is multiplied
         for (uint qq = 0u; qq < BK / 4u; qq++) {
             uint q = z * (BK / 4u) + qq;    // this slice's word of the stage: inputs 4q .. 4q+3
             vec4 w0 = tile[XS + (4u * q) * TQ + x], w1 = tile[XS + (4u * q + 1u) * TQ + x];
@@ -165,14 +185,15 @@ void main() {
             }
         }
         barrier();  // every slice is done with this stage
-        if (s + 1u < stages) {
+        if (s + 1u < last) {
             store();
             barrier();
         }
     }
 
     // The KS partial sums of each output in a fixed order: slices 1 .. KS-1 leave theirs in shared memory,
-    // slice 0 adds them to its own, + b1, ReLU, and writes 4 neighbouring hidden units of each of its rows.
+    // slice 0 adds them to its own, + b1, ReLU, and writes 4 neighbouring hidden units of each of its rows
+    // (KSPLIT > 1: the piece's sums as they are, to parts).
     if (z > 0u)
         for (uint i = 0u; i < 4u; i++) tile[((z - 1u) * BM + y + i * RQ) * TQ + x] = acc[i];
     barrier();
@@ -183,6 +204,11 @@ void main() {
         if (b >= count || j >= H) continue;
         vec4 sum = acc[i];
         for (uint slice = 1u; slice < KS; slice++) sum += tile[((slice - 1u) * BM + r) * TQ + x];
+#if KSPLIT > 1
+        uint at = (gl_WorkGroupID.z * batch_size + b) * H + j;
+        for (uint c = 0u; c < 4u && j + c < H; c++) parts[at + c] = sum[c];
+#else
         for (uint c = 0u; c < 4u && j + c < H; c++) A1[b * H + j + c] = max(sum[c] + params[n_in * H + j + c], 0.0);
+#endif
     }
 }

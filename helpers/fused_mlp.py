@@ -47,7 +47,8 @@ each value it reads from shared memory serves four multiply-adds (the same buffe
     fused_backward_3_blocked.comp  fused_backward_1 with a 4x4 block of [W1; b1] a thread (b1 is the row
                                    that X's column of ones meets), W2 and b2 summed from shared memory
     fused_hidden_2_blocked.comp    with tiled_hidden: fused_hidden_1 with 4 samples x 4 units a thread,
-                                   W1 staged in shared memory too
+                                   W1 staged in shared memory too; for wide nets its inputs split among
+                                   KSPLIT work groups (split-K), whose partial sums fused_head_1_xent adds
 
 Given neither blocked nor tiled_hidden, the trainer picks its fastest layout for the net (default_layout):
 blocked for every width, and tiled_hidden too above WIDE_FROM hidden units: in the committed benchmark
@@ -81,13 +82,15 @@ OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
 # Tunables the H100 sweep chose by hidden size (python -m helpers.bench.sweep, kept in
 # notebooks/results/fused-sweep-h100.json) over the shaders' own #defines; overrides win, and the dropout
 # shaders keep their own defaults (notebook 07's runs). fused_backward_3_blocked keeps its defaults, within
-# 0.3 µs of the sweep's best at both sizes.
+# 0.3 µs of the sweep's best at both sizes. The wide row's layer 1 splits its inputs among KSPLIT = 4 work
+# groups of 128 threads a tile (800 groups at batch 128, where one piece gives 100): the benchmark record
+# times the wide default against the same step with layer 1 in one piece (bench.fused.ONE_PIECE).
 TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1),      # H <= 256
                    "hidden": dict(RB=4, TQ=16, KS=16), "head": dict(S=1, LOCAL=256),
                    "hidden_blocked": dict(RQ=4, TQ=4, BK=8, KS=16), "backward_blocked": {}},
          "wide": {"forward": dict(KS=32), "backward": dict(BC=32, TJ=32, TKT=8, KPT=4),   # H > 256
                   "hidden": dict(RB=4, TQ=32, KS=8), "head": dict(S=1, LOCAL=256),
-                  "hidden_blocked": dict(RQ=8, TQ=8, BK=8, KS=8), "backward_blocked": {}}}
+                  "hidden_blocked": dict(RQ=4, TQ=8, BK=8, KS=4, KSPLIT=4), "backward_blocked": {}}}
 SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 WIDE_FROM = 256  # hidden widths above this are "wide": TUNED's row, and tiled_hidden in the default layout
@@ -189,8 +192,12 @@ class FusedMLP(Trainer):
             forward = HIDDEN_TILED
             self.forward_defines = dict(self.tuned["hidden"], MAX_IN=self.K, VEC4=int(self.H % 4 == 0),
                                         **(hidden_defines or {}))
-        if self.tiled_hidden:
-            self.head_defines = dict(self.tuned["head"], **(head_defines or {}))
+        if self.tiled_hidden:  # the head adds layer 1's pieces of the inputs (KSPLIT > 1: blocked only)
+            ksplit = self.forward_defines.get("KSPLIT", 1)
+            if "KSPLIT" in (head_defines or {}):
+                raise ValueError("the head's KSPLIT is layer 1's: set it in hidden_defines")
+            self.head_defines = dict(self.tuned["head"], **(head_defines or {}), KSPLIT=ksplit,
+                                     **(dict(MAX_H=self.H) if ksplit > 1 else {}))
             self.head = gl.Kernel(ctx, HEAD, self.head_defines)
         self.forward = gl.Kernel(ctx, forward, self.forward_defines)
         backward = BACKWARD_BLOCKED if self.blocked else BACKWARD_DROPOUT if dropping else BACKWARD
@@ -211,6 +218,8 @@ class FusedMLP(Trainer):
             slices, blocks = -(-H // (4 * self.forward.define("HQ"))), -(-B // self.S)
             self.arrays["parts"] = gl.empty(ctx, (slices, B, N_OUT), name="parts")
             self.arrays["counters"] = gl.empty(ctx, (blocks,), np.uint32, name="counters", fill=0)
+        if self.head is not None and self.head_defines["KSPLIT"] > 1:  # layer 1's partial sums, a piece each
+            self.arrays["parts"] = gl.empty(ctx, (self.head_defines["KSPLIT"], B, H), name="parts")
         sizes = dict(n_in=self.K, n_hidden=H, n_samples=self.n, batch_size=B, step=0)
         for kernel in self.passes():
             kernel.set(**sizes)
@@ -433,51 +442,63 @@ def share_shift(before: tuple, after: tuple, names: tuple = ("notebook 05's epoc
                           SHARE_LEVEL)
 
 
-KERNEL_FELL_MORE, REST_FELL_MORE, BOTH_ALIKE, NEITHER_FELL = ("kernels fell more", "the rest fell more", "both fell alike",
-                                                              "neither fell")
+KERNEL_FELL_MORE, FIXED_FELL_MORE, BOTH_ALIKE, NEITHER_FELL = ("kernels fell more", "the fixed cost fell more",
+                                                               "both fell alike", "neither fell")
 
 
 def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: float, step_fused: float,
-                    margin: float = 0.2, decimals: int = 1) -> timing.Verdict:
-    """Which part of a step fusion shrank more, from notebook 06's table (seconds a step): the kernels (the
-    sum of each dispatch timed alone) and the rest of the step (its epoch's time a step minus the kernels:
-    launches, barriers, waiting). Every figure is printed to `decimals` places of a µs (0.1 µs by default; 2
-    where the table beside it prints the kernels added up to 0.01 µs, profile.added_up), and each drop is the
-    difference of the two printed figures, which the outcome is judged on too, so the words never contradict
-    the figures.
-    Two drops closer than `margin` of the larger are called alike. Outcome: KERNEL_FELL_MORE, REST_FELL_MORE,
-    BOTH_ALIKE, or NEITHER_FELL where neither part got smaller. Where both fell and the part that fell less in
-    µs fell by the larger fraction of itself (the fractions of the printed figures), the sentence says so
-    ("though the rest fell by a larger fraction"), so it agrees with share_shift's relative terms."""
+                    dispatches: tuple, empty, margin: float = 0.2, decimals: int = 1,
+                    clock: str = timing.GPU_QUERY) -> timing.Verdict:
+    """What fusion took off a step, from notebook 06's table (seconds a step), judged only on figures timed one
+    dispatch at a time by `clock` (timer queries on a GPU), which hold still from one run to the next:
+      the kernels: each dispatch timed alone with its barrier, added up (each one's fixed cost included);
+      the dispatches' fixed cost: dispatches = (a step's dispatches before, after) times `empty`, one empty
+        dispatch with its barrier (seconds, or its timing.Timing, whose median is taken), printed to three
+        significant digits as the fixed-cost count beside it prints it (profile.fixed_cost); each product is
+        printed exactly.
+    The kernels print to `decimals` places of a µs (2 where the table prints them added up to 0.01 µs,
+    profile.added_up), and each drop is the difference of its two printed figures, which the outcome is
+    judged on too, so the words never contradict the figures. Two drops closer than `margin` of the larger
+    are alike. Outcome KERNEL_FELL_MORE (beyond the fixed cost removed, the kernels' own work fell too),
+    FIXED_FELL_MORE (the kernels fell by less than the fixed cost removed: their own work grew), BOTH_ALIKE,
+    or NEITHER_FELL where neither got smaller.
+    The rest of a step (its epoch's time a step, wall clock, minus the kernels as printed) is printed as this
+    run's figures and not judged: it follows Python's pace of issue and the GPU's clock between dispatches,
+    which move from one run to the next (15.36, 43.36 and 2.45 µs before fusion in three runs of one code)."""
+    from decimal import ROUND_HALF_UP, Decimal
+    empty_us = timing._g(1e6 * float(getattr(empty, "median", empty)), 3)      # the empty dispatch, µs, as printed
+    fine = max(decimals, timing.figure_decimals(empty_us))                      # places its products print exactly
     per_us = 10 ** decimals                                               # printed units in a µs
     units = lambda s: round(1e6 * per_us * s)                             # noqa: E731  (10^-decimals µs units)
-    us = lambda t: f"{t / per_us:.{decimals}f} µs"                         # noqa: E731
+    us = lambda t, d=decimals: f"{Decimal(t).scaleb(-d):.{d}f} µs"        # noqa: E731
     kernel_u, kernel_f = units(kernel_unfused), units(kernel_fused)
     rest_u, rest_f = (units(max(step - kernels / per_us * 1e-6, 0.0)) for step, kernels in   # the step less the kernels as printed
                       ((step_unfused, kernel_u), (step_fused, kernel_f)))
-    drop = {"kernel": kernel_u - kernel_f, "rest": rest_u - rest_f}
-    way = lambda d: f"down {us(d)}" if d > 0 else f"up {us(-d)}" if d < 0 else "unchanged"   # noqa: E731
-    text = (f"Fusion took the kernels of a step from {us(kernel_u)} to {us(kernel_f)} ({way(drop['kernel'])}) "
-            f"and the rest of a step (its epoch's time a step minus the kernels: launches, barriers, waiting) from "
-            f"{us(rest_u)} to {us(rest_f)} ({way(drop['rest'])})")
-    larger = max(abs(drop["kernel"]), abs(drop["rest"]))
-    if drop["kernel"] <= 0 and drop["rest"] <= 0:
-        return timing.Verdict(text + ": neither part fell here", NEITHER_FELL)
-    # the fraction each part fell by, compared without division: drop_k / kernel_u against drop_r / rest_u
-    fraction = ""
-    if drop["kernel"] > 0 and drop["rest"] > 0:
-        if drop["rest"] * kernel_u > drop["kernel"] * rest_u:
-            fraction = ", though the rest fell by a larger fraction"
-        elif drop["kernel"] * rest_u > drop["rest"] * kernel_u:
-            fraction = ", though the kernels' time fell by a larger fraction"
-    if abs(drop["kernel"] - drop["rest"]) < margin * larger:
-        return timing.Verdict(text + ": the two fell by about as much in µs" + fraction.replace(", though", ", and"),
-                              BOTH_ALIKE)
-    if drop["kernel"] > drop["rest"]:
-        return timing.Verdict(text + ": the kernels' time fell more in µs"
-                              + (fraction if "rest" in fraction else ""), KERNEL_FELL_MORE)
-    return timing.Verdict(text + ": the rest of the step fell more in µs"
-                          + (fraction if "kernels" in fraction else ""), REST_FELL_MORE)
+    one = int((Decimal(empty_us) * 10 ** fine).quantize(Decimal(1), ROUND_HALF_UP))   # 10^-fine µs units
+    fixed_u, fixed_f = dispatches[0] * one, dispatches[1] * one
+    drop = {"kernel": kernel_u - kernel_f, "fixed": fixed_u - fixed_f, "rest": rest_u - rest_f}
+    way = lambda d, p=decimals: f"down {us(d, p)}" if d > 0 else f"up {us(-d, p)}" if d < 0 else "unchanged"  # noqa: E731
+    text = (f"Fusion took the kernels of a step (each dispatch timed alone by {clock}, its barrier and fixed cost "
+            f"included) from {us(kernel_u)} to {us(kernel_f)} ({way(drop['kernel'])}), and the fixed cost of its "
+            f"dispatches (an empty dispatch with its barrier, timed the same way) from {dispatches[0]} × {empty_us} µs "
+            f"= {us(fixed_u, fine)} to {dispatches[1]} × {empty_us} µs = {us(fixed_f, fine)} "
+            f"({way(drop['fixed'], fine)})")
+    rest = (f". The rest of a step (its epoch's time a step by wall clock, minus the kernels: launches, barriers, "
+            f"waiting) went from {us(rest_u)} to {us(rest_f)} ({way(drop['rest'])}) in this run; it follows "
+            "Python's pace of issue and the GPU's clock between dispatches, which move from one run to the next, "
+            "so it is not judged")
+    kernel, fixed = drop["kernel"] * 10 ** (fine - decimals), drop["fixed"]    # both in 10^-fine µs units
+    if kernel <= 0 and fixed <= 0:
+        return timing.Verdict(text + ": neither fell here" + rest, NEITHER_FELL)
+    if abs(kernel - fixed) < Decimal(str(margin)) * max(abs(kernel), abs(fixed)):   # exact, as printed
+        return timing.Verdict(text + ": the kernels' time fell by about the fixed cost removed, so the dispatches "
+                              "fusion removed account for about all of it" + rest, BOTH_ALIKE)
+    if kernel > fixed:
+        return timing.Verdict(text + ": the kernels' time fell more than the fixed cost, so beyond the dispatches "
+                              "fusion removed, the kernels' own work got shorter too" + rest, KERNEL_FELL_MORE)
+    return timing.Verdict(text + ": the fixed cost fell more than the kernels' time, so the fused kernels' own "
+                          "work (each kernel less its fixed cost) took longer than the work it replaced" + rest,
+                          FIXED_FELL_MORE)
 
 
 def loop_epochs(loops: dict, backs: dict) -> str:

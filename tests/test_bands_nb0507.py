@@ -127,22 +127,25 @@ def test_decimals_of_a_printed_figure(figure, places):
 
 @pytest.mark.parametrize("decimals, kernels", [(1, ("40.2 µs", "21.1 µs")), (2, ("40.21 µs", "21.11 µs"))])
 def test_fusion_segments_prints_the_kernels_at_the_tables_decimals(decimals, kernels):
-    v = fused_mlp.fusion_segments(40.21e-6, 42.43e-6, 21.11e-6, 23.03e-6, decimals=decimals)
+    v = fused_mlp.fusion_segments(40.21e-6, 42.43e-6, 21.11e-6, 23.03e-6, (6, 2), 2.64e-6, decimals=decimals)
     assert f"from {kernels[0]} to {kernels[1]}" in v and v.outcome == fused_mlp.KERNEL_FELL_MORE
 
 
 def test_fusion_segments_at_hundredths_is_the_difference_of_its_printed_figures():
-    v = fused_mlp.fusion_segments(40.21e-6, 42.43e-6, 21.11e-6, 23.03e-6, decimals=2)
-    got = re.search(r"from ([\d.]+) µs to ([\d.]+) µs \(down ([\d.]+) µs\) and the rest .* from ([\d.]+) µs to "
-                    r"([\d.]+) µs \(down ([\d.]+) µs\)", v)
-    k_u, k_f, k_d, r_u, r_f, r_d = (Decimal(g) for g in got.groups())
-    assert k_u - k_f == k_d and r_u - r_f == r_d and (r_u, r_f) == (Decimal("2.22"), Decimal("1.92"))
+    v = fused_mlp.fusion_segments(40.21e-6, 42.43e-6, 21.11e-6, 23.03e-6, (6, 2), 2.64e-6, decimals=2)
+    got = re.search(r"from ([\d.]+) µs to ([\d.]+) µs \(down ([\d.]+) µs\).* from 6 × 2.64 µs = ([\d.]+) µs to "
+                    r"2 × 2.64 µs = ([\d.]+) µs \(down ([\d.]+) µs\).* went from ([\d.]+) µs to ([\d.]+) µs "
+                    r"\(down ([\d.]+) µs\)", v)
+    k_u, k_f, k_d, f_u, f_f, f_d, r_u, r_f, r_d = (Decimal(g) for g in got.groups())
+    assert k_u - k_f == k_d and f_u - f_f == f_d and r_u - r_f == r_d
+    assert (f_u, f_f, r_u, r_f) == (Decimal("15.84"), Decimal("5.28"), Decimal("2.22"), Decimal("1.92"))
 
 
-@pytest.mark.parametrize("rest_fused, outcome", [(5.0e-6, fused_mlp.BOTH_ALIKE),          # both down 10.00 µs
-                                                 (9.5e-6, fused_mlp.KERNEL_FELL_MORE)])    # the rest down 5.50
-def test_fusion_segments_at_hundredths_either_side_of_the_margin(rest_fused, outcome):
-    v = fused_mlp.fusion_segments(30e-6, 45e-6, 20e-6, 20e-6 + rest_fused, decimals=2)
+@pytest.mark.parametrize("empty_us, outcome", [(2.51, fused_mlp.BOTH_ALIKE),          # fixed down 10.04: 0.04 apart
+                                               (1.99, fused_mlp.KERNEL_FELL_MORE),    # fixed down 7.96: 2.04 > 2.00
+                                               (3.13, fused_mlp.FIXED_FELL_MORE)])    # fixed down 12.52: 2.52 > 2.504
+def test_fusion_segments_at_hundredths_either_side_of_the_margin(empty_us, outcome):
+    v = fused_mlp.fusion_segments(30e-6, 45e-6, 20e-6, 25e-6, (6, 2), empty_us * US, decimals=2)
     assert v.outcome == outcome and "from 30.00 µs to 20.00 µs (down 10.00 µs)" in v
 
 

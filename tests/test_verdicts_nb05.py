@@ -446,3 +446,72 @@ def test_added_up_keeps_the_coarsest_printed_decimal(parts, total):
     gets that figure once rounded, never more digits than any part could give."""
     timings = [T(m, s) for m, s in parts]
     assert profile.added_up(timings) == total, [t.text() for t in timings]
+
+
+# the epoch's largest part (notebook 05): shares as this run's, the verdict on the timer-query parts alone ----
+
+from helpers.bench import limits  # noqa: E402
+
+TIMED = ("kernel", "dispatch")
+MS = 1e-3
+# three runs of notebook 05 on one H100: kernel and dispatch (timer queries) held still, the wall-clock parts moved
+RUNS = [{"kernel": 11.76 * MS, "dispatch": 7.28 * MS, "between dispatches": 10.1 * MS, "readback": 0.428 * MS,
+         "upload": 0.054 * MS, "unaccounted": -1.3 * MS},
+        {"kernel": 11.84 * MS, "dispatch": 7.06 * MS, "between dispatches": 0.50 * MS, "readback": 0.387 * MS,
+         "upload": 0.063 * MS, "unaccounted": 5.35 * MS},
+        {"kernel": 11.88 * MS, "dispatch": 6.93 * MS, "between dispatches": 0.79 * MS, "readback": 0.367 * MS,
+         "upload": 0.052 * MS, "unaccounted": -0.17 * MS}]
+
+
+def test_epoch_shares_timed_on_the_first_runs_parts():
+    v = limits.epoch_shares(RUNS[0], timed=TIMED)
+    assert v.outcome == "larger timed part: kernel"
+    assert v.startswith("kernel 42 %, dispatch 26 %, between dispatches 36 %, readback 1 %, upload 0 %, "
+                        "unaccounted -5 % of the epoch (whole percents, rounded so that they add up to 100). ")
+    assert ("Of the parts timed one dispatch at a time by GPU timer query (kernel 11.8 ms, dispatch 7.28 ms), "
+            "kernel is the larger, 1.62× dispatch; ") in v
+    assert v.endswith("between dispatches, readback, upload and unaccounted are this run's wall-clock figures: "
+                      "they follow Python's pace of issue and the GPU's clock between dispatches, which move from "
+                      "one run to the next, so they are not judged")
+
+
+def test_epoch_shares_timed_holds_where_the_shares_alone_flipped():
+    """The shares' own verdict moved with the wall-clock parts (too close to call in the first run, kernel in
+    the other two); the verdict on the timed parts is the same in all three."""
+    assert [limits.epoch_shares(p).outcome for p in RUNS] == ["too close to call", "largest: kernel", "largest: kernel"]
+    assert {limits.epoch_shares(p, timed=TIMED).outcome for p in RUNS} == {"larger timed part: kernel"}
+
+
+@pytest.mark.parametrize("kernel_ms, dispatch_ms, outcome, words", [
+    (12.0, 10.0, "timed parts too close to call", "kernel 1.2× dispatch, within the 20 % we call the same"),
+    (12.1, 10.0, "larger timed part: kernel", "kernel is the larger, 1.21× dispatch"),
+    (10.0, 12.0, "timed parts too close to call", "dispatch 1.2× kernel, within the 20 % we call the same"),
+    (10.0, 12.1, "larger timed part: dispatch", "dispatch is the larger, 1.21× kernel")])
+def test_epoch_shares_timed_either_side_of_the_margin(kernel_ms, dispatch_ms, outcome, words):
+    v = limits.epoch_shares({"kernel": kernel_ms * MS, "dispatch": dispatch_ms * MS, "between dispatches": 1 * MS},
+                            timed=TIMED)
+    assert v.outcome == outcome and words in v, v
+
+
+def test_epoch_shares_timed_judges_the_printed_figures():
+    """12.049 ms over 10.0 ms is 1.2049, beyond 1.2, but 12.049 prints 12.0 and 12.0 / 10.0 is 1.2: within."""
+    v = limits.epoch_shares({"kernel": 12.049 * MS, "dispatch": 10.0 * MS, "unaccounted": 1 * MS}, timed=TIMED)
+    assert "(kernel 12.0 ms, dispatch 10.0 ms)" in v and v.outcome == "timed parts too close to call"
+    assert "unaccounted is this run's wall-clock figure: it follows" in v and v.endswith("so it is not judged")
+
+
+def test_epoch_shares_timed_with_a_part_that_took_no_time_and_another_clock():
+    v = limits.epoch_shares({"kernel": 0.0, "dispatch": 7 * MS, "between dispatches": 1 * MS}, timed=TIMED,
+                            clock=timing.WALL_FINISH)
+    assert v.outcome == "larger timed part: dispatch" and "dispatch is the larger, kernel taking no time" in v
+    assert "timed one dispatch at a time by wall clock around ctx.finish()" in v
+    with pytest.raises(ValueError):
+        limits.epoch_shares({"kernel": 1 * MS, "readback": 1 * MS}, timed=TIMED)
+
+
+def test_epoch_shares_without_timed_is_unchanged():
+    """Notebook 08 passes no `timed`: the shares and the largest part, as before, nothing about timed parts."""
+    v = limits.epoch_shares(RUNS[2])
+    assert v == ("kernel 60 %, dispatch 35 %, between dispatches 4 %, readback 2 %, upload 0 %, unaccounted -1 % "
+                 "of the epoch; the largest part is kernel")
+    assert v.outcome == "largest: kernel"

@@ -3,6 +3,7 @@ threshold, so a printed verdict can never contradict the numbers printed beside 
 FusedMLP picks when given no layout (a rule of the net's shape, no GPU needed to check it)."""
 
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -154,80 +155,119 @@ def test_kernel_share_account_says_when_the_parts_overrun_the_epoch():
     assert "more than its median" not in bench_fused.kernel_share_account("fused", _Trainer(), _prof(), T(16.5))[0]
 
 # --- notebook 06, question 2: which segment did fusion shrink? ----------------------------------------------
+# fusion_segments judges the kernels' drop against the fixed cost of the dispatches fusion removed, both timed
+# one dispatch at a time (timer queries); the rest of a step (wall clock) is printed as this run's, not judged.
 
-def test_fusion_segments_kernel_fell_more():
-    """The table's case: kernels 34.9 -> 19.5 µs a step while the epoch a step went 38.8 -> 23.0 µs."""
-    v = fused_mlp.fusion_segments(34.9e-6, 38.8e-6, 19.5e-6, 23.0e-6)
-    assert v.outcome == fused_mlp.KERNEL_FELL_MORE and "kernels' time fell more" in v
-    assert "34.9 µs to 19.5 µs (down 15.4 µs)" in v and "3.9 µs to 3.5 µs (down 0.4 µs)" in v
+X1 = (40.29e-6, 40.29e-6 + 15.36e-6, 21.10e-6, 21.10e-6 + 6.41e-6)   # notebook 06 on an H100, first run
+
+
+def test_fusion_segments_on_the_first_runs_figures():
+    v = fused_mlp.fusion_segments(*X1, (6, 2), 2.96e-6, decimals=2)
+    assert v.outcome == fused_mlp.KERNEL_FELL_MORE
+    assert "from 40.29 µs to 21.10 µs (down 19.19 µs)" in v
+    assert "from 6 × 2.96 µs = 17.76 µs to 2 × 2.96 µs = 5.92 µs (down 11.84 µs)" in v
+    assert "the kernels' time fell more than the fixed cost" in v
+    assert "went from 15.36 µs to 6.41 µs (down 8.95 µs) in this run" in v
+    assert "which move from one run to the next, so it is not judged" in v
+    assert "by GPU timer query" in v
+
+
+@pytest.mark.parametrize("rest_u, rest_f", [(15.36, 6.41), (43.36, 7.03), (2.45, 1.77)])   # the three runs' rests
+def test_fusion_segments_outcome_does_not_follow_the_wall_clock_rest(rest_u, rest_f):
+    """The kernels (40.22 -> 21.11 µs) and the empty dispatch held still between three runs while the rest of a
+    step moved twentyfold: the outcome must not move with it."""
+    v = fused_mlp.fusion_segments(40.22e-6, (40.22 + rest_u) * 1e-6, 21.11e-6, (21.11 + rest_f) * 1e-6, (6, 2),
+                                  2.62e-6, decimals=2)
+    assert v.outcome == fused_mlp.KERNEL_FELL_MORE
+    assert f"went from {rest_u:.2f} µs to {rest_f:.2f} µs" in v
+
+
+@pytest.mark.parametrize("empty_us, outcome, words", [
+    (2.00, fused_mlp.KERNEL_FELL_MORE, "the kernels' time fell more than the fixed cost"),   # 10.00 vs 8.00: 2.00, not < 2.00
+    (2.01, fused_mlp.BOTH_ALIKE, "fell by about the fixed cost removed"),                   # 10.00 vs 8.04: 1.96 < 2.00
+    (3.12, fused_mlp.BOTH_ALIKE, "fell by about the fixed cost removed"),                   # 10.00 vs 12.48: 2.48 < 2.496
+    (3.13, fused_mlp.FIXED_FELL_MORE, "the fixed cost fell more than the kernels' time")])  # 10.00 vs 12.52: 2.52 > 2.504
+def test_fusion_segments_either_side_of_the_margin(empty_us, outcome, words):
+    """Kernels down 10.00 µs against four empty dispatches removed (6 -> 2): alike within 20 % of the larger."""
+    v = fused_mlp.fusion_segments(30e-6, 45e-6, 20e-6, 30e-6, (6, 2), empty_us * 1e-6, decimals=2)
+    assert v.outcome == outcome and words in v, v
+    assert "from 30.00 µs to 20.00 µs (down 10.00 µs)" in v
+
+
+def test_fusion_segments_either_side_at_tenths():
+    """At the default tenth of a µs the kernels print 30.0 -> 20.0 (down 10.0), the fixed cost at the empty
+    dispatch's own hundredths; the margin is judged on those printed figures."""
+    kernel = fused_mlp.fusion_segments(30e-6, 45e-6, 20e-6, 30e-6, (6, 2), 2.00e-6)
+    alike = fused_mlp.fusion_segments(30e-6, 45e-6, 20e-6, 30e-6, (6, 2), 2.01e-6)
+    assert kernel.outcome == fused_mlp.KERNEL_FELL_MORE and alike.outcome == fused_mlp.BOTH_ALIKE
+    assert "from 30.0 µs to 20.0 µs (down 10.0 µs)" in kernel
+    assert "6 × 2.01 µs = 12.06 µs to 2 × 2.01 µs = 4.02 µs (down 8.04 µs)" in alike
+
+
+def test_fusion_segments_fixed_cost_fell_more_when_the_kernels_rose():
+    """A software renderer: the fused kernels take longer than the unfused ones, the fixed cost still fell."""
+    v = fused_mlp.fusion_segments(37e-6, 36e-6, 88e-6, 80e-6, (6, 2), 5e-6, clock=timing.WALL_FINISH)
+    assert v.outcome == fused_mlp.FIXED_FELL_MORE and "(up 51.0 µs)" in v and "(down 20.00 µs)" in v
+    assert "timed alone by wall clock around ctx.finish()" in v
+    assert "from 0.0 µs to 0.0 µs (unchanged) in this run" in v     # kernels beyond the step: no rest
+
+
+def test_fusion_segments_neither_fell_and_kernels_alone():
+    neither = fused_mlp.fusion_segments(30e-6, 40e-6, 31e-6, 40e-6, (2, 2), 3e-6)
+    assert neither.outcome == fused_mlp.NEITHER_FELL and "neither fell here" in neither and "(unchanged)" in neither
+    kernels = fused_mlp.fusion_segments(30e-6, 40e-6, 29e-6, 40e-6, (2, 2), 3e-6)   # the same dispatches, faster
+    assert kernels.outcome == fused_mlp.KERNEL_FELL_MORE and "(down 1.0 µs)" in kernels
+
+
+_FIGURE = r"(?:(\d+) × ([\d.]+) µs = )?([\d.]+) µs"
 
 
 def _printed_drops(v):
-    """Every 'from X µs to Y µs (down|up Z µs | unchanged)' of a fusion_segments sentence, as numbers."""
-    found = re.findall(r"from (\d+\.\d) µs to (\d+\.\d) µs \((?:(down|up) (\d+\.\d) µs|unchanged)\)", v)
-    return [(float(a), float(b), {"down": 1, "up": -1, "": 0}[way] * float(d or 0)) for a, b, way, d in found]
+    """Every 'from [n × e µs = ]X µs to [m × e µs = ]Y µs (down|up Z µs | unchanged)' of a fusion_segments
+    sentence, as exact decimals: (X, Y, the signed drop), each product n × e checked against its X or Y."""
+    found = re.findall(rf"from {_FIGURE} to {_FIGURE} \((?:(down|up) ([\d.]+) µs|unchanged)\)", v)
+    drops = []
+    for n_u, e_u, x, n_f, e_f, y, way, d in found:
+        for n, e, figure in ((n_u, e_u, x), (n_f, e_f, y)):
+            assert not n or int(n) * Decimal(e) == Decimal(figure), (n, e, figure)
+        drops.append((Decimal(x), Decimal(y), {"down": 1, "up": -1, "": 0}[way] * Decimal(d or 0)))
+    return drops
 
 
-@pytest.mark.parametrize("figures", [(40.34e-6, 42.84e-6, 21.16e-6, 22.96e-6),   # notebook 06's: 19.18 -> "19.1"
-                                     (10.14e-6, 12.16e-6, 9.96e-6, 11.04e-6),     # 0.18 -> "0.1"
-                                     (30.04e-6, 45.06e-6, 30.04e-6, 44.95e-6),   # kernels unchanged
-                                     (20.0e-6, 21.0e-6, 22.46e-6, 23.0e-6)])     # kernels up
-def test_fusion_segments_printed_drop_is_the_difference_of_the_printed_figures(figures):
-    drops = _printed_drops(fused_mlp.fusion_segments(*figures))
-    assert len(drops) == 2
-    assert all(round(before - after, 1) == round(drop, 1) for before, after, drop in drops)
-    k_u, step_u, k_f, step_f = (1e6 * f for f in figures)   # the figures printed are the ones passed in
-    assert drops[0][:2] == (round(k_u, 1), round(k_f, 1))
-    assert drops[1][:2] == (round(step_u - round(k_u, 1), 1), round(step_f - round(k_f, 1), 1))
+@pytest.mark.parametrize("figures, dispatches, empty, decimals", [
+    (X1, (6, 2), 2.96e-6, 2),
+    ((40.34e-6, 42.84e-6, 21.16e-6, 22.96e-6), (6, 2), 2.5e-6, 1),     # 19.18 -> "19.1"
+    ((10.14e-6, 12.16e-6, 9.96e-6, 11.04e-6), (6, 2), 2.655e-6, 1),   # 0.18 -> "0.1"; 2.655 prints 2.66 (or 2.65)
+    ((30.04e-6, 45.06e-6, 30.04e-6, 44.95e-6), (6, 6), 3e-6, 1),      # kernels and fixed cost unchanged
+    ((20.0e-6, 21.0e-6, 22.46e-6, 23.0e-6), (2, 3), 1.234e-6, 2)])     # kernels up, a dispatch more
+def test_fusion_segments_printed_drop_is_the_difference_of_the_printed_figures(figures, dispatches, empty, decimals):
+    drops = _printed_drops(fused_mlp.fusion_segments(*figures, dispatches, empty, decimals=decimals))
+    assert len(drops) == 3
+    assert all(before - after == drop for before, after, drop in drops)
 
 
 def test_fusion_segments_judges_the_printed_drops():
-    """Kernels 40.34 -> 21.16 µs print as 40.3 -> 21.2 (down 19.1), the rest 2.50 -> 1.80 (down 0.7)."""
-    v = fused_mlp.fusion_segments(40.34e-6, 42.84e-6, 21.16e-6, 22.96e-6)
-    assert "from 40.3 µs to 21.2 µs (down 19.1 µs)" in v and "from 2.5 µs to 1.8 µs (down 0.7 µs)" in v
+    """Kernels 19.96 -> 10.04 µs fell 9.92 µs, which against the fixed cost's 8.00 (4 × 2.00) is within 20 %
+    (1.92 < 1.984), but they print 20.0 -> 10.0 (down 10.0), 2.00 from 8.00, not within 20 % of 10.0: the
+    outcome is the printed figures' (the kernels fell more), so the words agree with what the reader sees."""
+    v = fused_mlp.fusion_segments(19.96e-6, 30e-6, 10.04e-6, 15e-6, (6, 2), 2.0e-6)
+    assert "from 20.0 µs to 10.0 µs (down 10.0 µs)" in v and "(down 8.00 µs)" in v
     assert v.outcome == fused_mlp.KERNEL_FELL_MORE
-    assert "(unchanged)" in fused_mlp.fusion_segments(30.04e-6, 45.06e-6, 30.04e-6, 44.95e-6)
 
 
-@pytest.mark.parametrize("figures, outcome, ending", [
-    # notebook 06's H100 run: kernels 40.1 -> 21.2 (down 18.9, 47 %), the rest 6.7 -> 2.8 (down 3.9, 58 %)
-    ((40.1e-6, 46.8e-6, 21.2e-6, 24.0e-6), fused_mlp.KERNEL_FELL_MORE,
-     ": the kernels' time fell more in µs, though the rest fell by a larger fraction"),
-    # the rest 6.7 -> 4.0 (down 2.7, 40 % < 47 %): the kernels fell more both ways, no "though"
-    ((40.1e-6, 46.8e-6, 21.2e-6, 25.2e-6), fused_mlp.KERNEL_FELL_MORE, ": the kernels' time fell more in µs"),
-    # the rest 15.0 -> 5.0 (down 10.0, 67 %), kernels 40.0 -> 36.0 (down 4.0, 10 %): no "though"
-    ((40.0e-6, 55.0e-6, 36.0e-6, 41.0e-6), fused_mlp.REST_FELL_MORE, ": the rest of the step fell more in µs"),
-    # the rest 20.0 -> 15.0 (down 5.0, 25 %), kernels 10.0 -> 7.0 (down 3.0, 30 %)
-    ((10.0e-6, 30.0e-6, 7.0e-6, 22.0e-6), fused_mlp.REST_FELL_MORE,
-     ": the rest of the step fell more in µs, though the kernels' time fell by a larger fraction"),
-    # down 5.0 and 4.5 µs, of 30.0 (17 %) and 15.0 (30 %)
-    ((30e-6, 45e-6, 25e-6, 35.5e-6), fused_mlp.BOTH_ALIKE,
-     ": the two fell by about as much in µs, and the rest fell by a larger fraction"),
-    # down 5.0 and 5.0 µs, of 20.0 and 20.0: the same fraction, no clause
-    ((20e-6, 40e-6, 15e-6, 30e-6), fused_mlp.BOTH_ALIKE, ": the two fell by about as much in µs"),
-    # the rest rose: no fraction compared
-    ((30e-6, 45e-6, 20e-6, 36e-6), fused_mlp.KERNEL_FELL_MORE, ": the kernels' time fell more in µs")])
-def test_fusion_segments_says_which_fell_by_the_larger_fraction(figures, outcome, ending):
-    """'fell more' is in µs; where the part that fell less in µs fell by the larger fraction of itself (on the
-    printed figures), the sentence says so, both sides of the fractions' tie."""
-    v = fused_mlp.fusion_segments(*figures)
-    assert v.outcome == outcome and v.endswith(ending), v
-    (k_u, k_f, k_d), (r_u, r_f, r_d) = _printed_drops(v)
-    if "the rest fell by a larger fraction" in v:
-        assert r_d / r_u > k_d / k_u > 0
-    if "the kernels' time fell by a larger fraction" in v:
-        assert k_d / k_u > r_d / r_u > 0
+def test_fusion_segments_prints_the_empty_dispatch_as_the_fixed_cost_count_does():
+    """The empty dispatch as a Timing: its median, to the three digits profile.fixed_cost prints beside it."""
+    from helpers.bench import profile
+    empty = timing.Timing(tuple(x * 1e-6 for x in (2.91, 2.95, 2.96, 2.97, 3.1)))
+    v = fused_mlp.fusion_segments(*X1, (6, 2), empty, decimals=2)
+    assert "469 steps × 6 × 2.96 µs" in profile.fixed_cost(469, 6, empty.median)[1] and "6 × 2.96 µs" in v
 
 
-def test_fusion_segments_rest_fell_more_and_alike():
-    v = fused_mlp.fusion_segments(30e-6, 45e-6, 28e-6, 30e-6)
-    assert v.outcome == fused_mlp.REST_FELL_MORE and "the rest of the step fell more" in v
-    alike = fused_mlp.fusion_segments(30e-6, 45e-6, 25e-6, 35.5e-6)      # down 5 and 4.5 µs
-    assert alike.outcome == fused_mlp.BOTH_ALIKE and "about as much" in alike
-    grew = fused_mlp.fusion_segments(30e-6, 45e-6, 31e-6, 35e-6)
-    assert grew.outcome == fused_mlp.REST_FELL_MORE and "up 1.0 µs" in grew
-    neither = fused_mlp.fusion_segments(37e-6, 36e-6, 88e-6, 80e-6)     # a software renderer: kernels > step
-    assert neither.outcome == fused_mlp.NEITHER_FELL and "neither part fell" in neither
+def test_fusion_segments_rest_is_the_printed_step_less_the_printed_kernels():
+    """Kernels of 40.16 µs print as 40.2: a step of 42.43 µs (the epoch as printed, over its steps) less the
+    printed 40.2 is 2.23, so 2.2 µs, the difference a reader takes; less the unrounded 40.16 it would be 2.3."""
+    v = fused_mlp.fusion_segments(40.16e-6, 42.43e-6, 21.2e-6, 22.84e-6, (6, 2), 2.5e-6)
+    assert "from 40.2 µs to 21.2 µs" in v and "from 2.2 µs to 1.6 µs" in v
 
 
 def test_versus_sentence_starts_with_a_capital_either_way():
@@ -483,19 +523,6 @@ def test_sweep_verdict_noise_source_either_side(seed_range, source):
     assert source in v and v.outcome == bench_dropout.CLEAR_BEST
 
 
-@pytest.mark.parametrize("rest_fused, outcome, words", [
-    (10.9e-6, fused_mlp.BOTH_ALIKE, "about as much"),               # down 5.0 and 4.1 µs: 0.9 < 20 % of 5
-    (11.1e-6, fused_mlp.KERNEL_FELL_MORE, "kernels' time fell more")])   # down 5.0 and 3.9 µs: 1.1 > 1.0
-def test_fusion_segments_either_side_of_alike(rest_fused, outcome, words):
-    v = fused_mlp.fusion_segments(30e-6, 45e-6, 25e-6, 25e-6 + rest_fused)
-    assert v.outcome == outcome and words in v
-
-
-def test_fusion_segments_rest_fell_more_just_outside_alike():
-    v = fused_mlp.fusion_segments(30e-6, 45e-6, 26.1e-6, 36.1e-6)    # kernels down 3.9 µs, the rest down 5.0 µs
-    assert v.outcome == fused_mlp.REST_FELL_MORE and "the rest of the step fell more" in v
-
-
 @pytest.mark.parametrize("jax_ms, outcome, words", [
     (17.3, timing.A_FASTER, "that trainer's epoch (10.5 ms (10.4–10.6)) is 1.6× faster than JAX's epoch in fp32 "
                             "(17.3 ms (17.1–17.5))"),
@@ -558,13 +585,6 @@ def test_cost_sentence_sets_the_steps_beside_the_epochs_difference(regularised, 
 def test_cost_sentence_sets_no_epoch_figure_unless_the_epoch_costs_more(regularised):
     v = bench_dropout.cost_sentence(T(regularised), T(52.5), -1.5e-6, 6.9e-6, steps=469)
     assert v.outcome != bench_dropout.COSTS_MORE and "over an epoch" not in v
-
-
-def test_fusion_segments_rest_is_the_printed_step_less_the_printed_kernels():
-    """Kernels of 40.16 µs print as 40.2: a step of 42.43 µs (the epoch as printed, over its steps) less the
-    printed 40.2 is 2.23, so 2.2 µs, the difference a reader takes; less the unrounded 40.16 it would be 2.3."""
-    v = fused_mlp.fusion_segments(40.16e-6, 42.43e-6, 21.2e-6, 22.84e-6)
-    assert "from 40.2 µs to 21.2 µs" in v and "from 2.2 µs to 1.6 µs" in v
 
 
 def test_cost_sentence_percentage_is_the_printed_epochs_rounded_half_up():

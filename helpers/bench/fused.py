@@ -14,6 +14,8 @@ falls on all of them alike. Each row stores the median epoch and its spread, the
   * the wide net 784-800-10 (momentum), the net of notebook 06's accuracy run;
   * both nets with the register-blocked backward (FusedMLP(blocked=True)), and blocked in three dispatches a
     step, layer 1 as a tiled product of its own (the "3-pass" step: FusedMLP(blocked=True, tiled_hidden=True));
+    and the wide 3-pass step with layer 1 in one piece (ONE_PIECE: every group sums all 784 inputs) beside its
+    default, whose layer 1 splits the inputs among work groups (fused_mlp.TUNED's KSPLIT);
   * 784-128-10 as one persistent dispatch per check_every steps (PersistentMLP, notebook 09), or the error
     that stopped it, and in one dispatch a step (LookaheadMLP, notebook 09), with its floor: the same
     dispatches with every work group's work switched off;
@@ -52,6 +54,8 @@ WARMUP_SECONDS = 1.0     # at least this much of every contender's real work, in
 ORDERS = 4               # sample orders the epochs cycle through (reference.epoch_order, seed 0)
 CLOCK = "wall clock, ctx.finish() / torch.cuda.synchronize() at both ends"
 RESULTS_FILE = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "bench-h100.json"
+ONE_PIECE = dict(RQ=8, TQ=8, BK=8, KS=8, KSPLIT=1)   # the wide net's layer 1 with all its inputs in every group
+ONE_PIECE_NAME = ", layer 1 in one piece"            # the row's name ends so: the default 3-pass step otherwise
 
 
 def wide_hidden(quick: bool) -> int:
@@ -277,11 +281,12 @@ def _torch_contenders(torch, F, images, labels, orders, hidden: int, repeat: int
 # The benchmark
 # ---------------------------------------------------------------------------------------------
 
-def _glsl(ctx, images, labels, optimizer, hidden=HIDDEN, tiled=False, blocked=False):
+def _glsl(ctx, images, labels, optimizer, hidden=HIDDEN, tiled=False, blocked=False, one_piece=False):
     trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), images, labels,
-                                 optimizer=optimizer, batch_size=BATCH, seed=0, tiled_hidden=tiled, blocked=blocked)
+                                 optimizer=optimizer, batch_size=BATCH, seed=0, tiled_hidden=tiled, blocked=blocked,
+                                 hidden_defines=ONE_PIECE if one_piece else None)
     way = (" blocked" if blocked else "") + (" 3-pass" if tiled else "")
-    return f"fused{way} 784-{hidden}-10 {type(optimizer).__name__}", trainer
+    return f"fused{way} 784-{hidden}-10 {type(optimizer).__name__}{ONE_PIECE_NAME if one_piece else ''}", trainer
 
 
 def _trainer_row(name, measured, trainer, losses, steps) -> dict:
@@ -295,6 +300,8 @@ def _trainer_row(name, measured, trainer, losses, steps) -> dict:
         extra.update(barriers_per_step=trainer.dispatches_per_step)
         if isinstance(trainer, fused_mlp.FusedMLP):
             extra.update(samples_per_group=trainer.S)
+            if trainer.head is not None:   # the 3-pass step: how many pieces of its inputs layer 1 is cut into
+                extra.update(layer1_pieces=trainer.head_defines["KSPLIT"])
     return _row(name, measured, **extra)
 
 
@@ -320,6 +327,8 @@ def run(ctx, quick: bool) -> list[dict]:
                 specs = [dict(optimizer=reference.Momentum(0.2, 0.9), hidden=wide)]   # notebook 06's recipe
                 specs += [dict(optimizer=reference.Momentum(0.2, 0.9), hidden=wide, blocked=True, tiled=t)
                           for t in (False, True)]
+                specs += [dict(optimizer=reference.Momentum(0.2, 0.9), hidden=wide, blocked=True, tiled=True,
+                               one_piece=True)]   # the default 3-pass step, its layer 1 not split
             for spec in specs:
                 name, trainer = _glsl(ctx, images, labels, **spec)
                 trainers[name] = trainer
@@ -583,6 +592,23 @@ def versus(a: timing.Timing, b: timing.Timing, name_a: str, name_b: str, margin:
 def rows_versus(row_a: dict, row_b: dict, name_a: str, name_b: str, margin: float = timing.MARGIN) -> timing.Verdict:
     """versus of two benchmark rows' epochs."""
     return versus(row_timing(row_a), row_timing(row_b), name_a, name_b, margin)
+
+
+def layer1_pieces(rows: list, margin: float = timing.MARGIN) -> timing.Verdict | None:
+    """The wide 3-pass epoch with layer 1 split among work groups against the same step with layer 1 in one
+    piece (the record's ONE_PIECE row and the row it is named after): 'The wide 3-pass epoch with layer 1's
+    inputs in 4 pieces (…) is 1.1× faster than the wide 3-pass epoch with layer 1 in one piece (…)', the other way round, or the
+    same (timing.versus's outcome). None where the record has no such pair."""
+    named = {r["name"]: r for r in rows}
+    one = next((r for r in rows if r["name"].endswith(ONE_PIECE_NAME) and "ms" in r), None)
+    split = named.get(one["name"][:-len(ONE_PIECE_NAME)]) if one else None
+    if split is None or "ms" not in split:
+        return None
+    k = split.get("layer1_pieces", 1)
+    pieces = "in one piece" if k == 1 else f"in {k} pieces"
+    return rows_versus(split, one, f"the wide 3-pass epoch with layer 1's inputs {pieces}",
+                       "the wide 3-pass epoch with layer 1 in one piece",
+                       margin)
 
 
 def fastest_versus(fastest: dict, other: dict, other_name: str, margin: float = timing.MARGIN) -> timing.Verdict:

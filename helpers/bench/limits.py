@@ -364,14 +364,25 @@ def barrier_wait(bare, loose, issue=None, margin: float = NOISY) -> "timing.Verd
                           "here", timing.SAME)
 
 
-def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
+TIMED_MARGIN = 0.2   # two parts timed one dispatch at a time closer than this ratio above 1 are too close to call
+
+
+def epoch_shares(parts: dict, lead: float = 0.1, timed: tuple | None = None, clock: str = timing.GPU_QUERY,
+                 margin: float = TIMED_MARGIN) -> "timing.Verdict":
     """An epoch's parts (seconds, adding up to the epoch; one may be negative, an overlap or what the parts
     measured apart add up to beyond the epoch) as shares that add to 100 %, and which part is the largest
     ('kernel 70 %, dispatch 23 %, … of the epoch; the largest part is kernel', reading on after a lead-in
     such as 'An epoch of 469 steps: '; where a part had to take a point more or less than its own rounding
     half up gives, so that they add up to 100, the sentence says so):
     named only where it leads the next by more than `lead` of the epoch (outcome "largest: NAME"),
-    otherwise "too close to call"."""
+    otherwise "too close to call".
+    With `timed` (names of parts timed one dispatch at a time by `clock`, e.g. ("kernel", "dispatch")): the
+    shares are printed as above, but the verdict is judged on the timed parts alone, which hold still from
+    run to run, where the other parts (wall-clock residues such as between dispatches and unaccounted)
+    follow Python's pace of issue and the GPU's clock and move from one run to the next, so they are named as
+    this run's and not judged. Each timed part printed in the epoch (three significant digits); the larger
+    named where its printed figure over the next one's is above 1 + `margin` (outcome "larger timed part:
+    NAME"), otherwise "timed parts too close to call"."""
     total = sum(parts.values())
     if total <= 0:
         raise ValueError(f"the parts must add up to a positive time, got {total}")
@@ -380,9 +391,47 @@ def epoch_shares(parts: dict, lead: float = 0.1) -> "timing.Verdict":
     percents = profile.whole_percents(shares)
     text = ", ".join(f"{k} {p} %" for k, p in percents.items()) + " of the epoch"
     text += profile.rounding_note(shares, percents)
+    if timed is not None:
+        return timed_parts(parts, text, timed, clock, margin)
     if len(ranked) == 1 or shares[ranked[0]] - shares[ranked[1]] > lead:
         return timing.Verdict(f"{text}; the largest part is {ranked[0]}", f"largest: {ranked[0]}")
     return timing.Verdict(f"{text}; {ranked[0]} and {ranked[1]} are too close to call the larger", "too close to call")
+
+
+def timed_parts(parts: dict, shares_text: str, timed: tuple, clock: str, margin: float = TIMED_MARGIN) -> "timing.Verdict":
+    """epoch_shares' verdict with `timed`: the shares sentence, then the timed parts (seconds in `parts`) as
+    printed figures, the larger judged by the ratio of the printed figures, and the other parts named as this
+    run's figures, not judged."""
+    missing = [k for k in timed if k not in parts]
+    if len(timed) < 2 or missing:
+        raise ValueError(f"timed needs two or more of the parts {sorted(parts)}, got {timed}")
+    shown = {k: timing.seconds_exactly(*profile.seconds_text(parts[k]).split()) for k in timed}   # as printed
+    ranked = sorted(timed, key=lambda k: shown[k], reverse=True)
+    first, second = ranked[0], ranked[1]
+    figures = ", ".join(f"{k} {profile.seconds_text(parts[k])}" for k in timed)
+    if shown[second] > 0:
+        ratio = shown[first] / shown[second]
+        beyond = ratio > 1 + Decimal(str(margin))
+        against = f"{timing.times_beyond(ratio, margin, 3) if beyond else timing.times(ratio, digits=3)}× {second}"
+    else:
+        beyond, against = shown[first] > 0, f"{second} taking no time"
+    rest = [k for k in parts if k not in timed]
+    volatile = (f"; {_and(rest)} {'is' if len(rest) == 1 else 'are'} this run's wall-clock figure"
+                f"{'s' * (len(rest) != 1)}: {'it follows' if len(rest) == 1 else 'they follow'} Python's pace of "
+                "issue and the GPU's clock between dispatches, which move from one run to the next, so "
+                f"{'it is' if len(rest) == 1 else 'they are'} not judged" if rest else "")
+    head = f"{shares_text}. Of the parts timed one dispatch at a time by {clock} ({figures}), "
+    if beyond:
+        return timing.Verdict(f"{head}{first} is the larger, {against}{volatile}", f"larger timed part: {first}")
+    why = (f"{first} {against}, within the {100 * margin:.3g} % we call the same" if shown[second] > 0 else
+           "both taking no time")
+    return timing.Verdict(f"{head}{first} and {second} are too close to call the larger ({why}){volatile}",
+                          "timed parts too close to call")
+
+
+def _and(names: list) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def bytes_against_time(bytes_ratio: float, split, fused, margin: float = NOISY) -> "timing.Verdict":

@@ -111,8 +111,9 @@ EPOCHS = {
     "wide": {"default": {},
              "head LOCAL 512": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=512)),
              "head LOCAL 1024": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=1024)),
-             "layer 1 RQ 4, TQ 8, BK 8, KS 8 (200 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=4, TQ=8, BK=8, KS=8)),
-             "layer 1 RQ 4, TQ 16, BK 8, KS 8 (104 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=4, TQ=16, BK=8, KS=8)),
+             "layer 1 in one piece (RQ 8, TQ 8, BK 8, KS 8: 100 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=8, TQ=8, BK=8, KS=8, KSPLIT=1)),
+             "layer 1 in 2 pieces (RQ 4, TQ 8, BK 8, KS 4: 400 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=4, TQ=8, BK=8, KS=4, KSPLIT=2)),
+             "layer 1 in 7 pieces (RQ 8, TQ 8, BK 8, KS 2: 700 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=8, TQ=8, BK=8, KS=2, KSPLIT=7)),
              "backward TQ 16, KQ 8, BS 4, BC 32": dict(blocked=True, tiled_hidden=True, backward_defines=dict(TQ=16, KQ=8, BS=4, BC=32)),
              "blocked 2-pass (forward_1 + blocked backward)": dict(blocked=True, tiled_hidden=False)},
 }
