@@ -106,19 +106,10 @@ def test_verdicts_record_three_runs_on_the_results_card():
 
 # Verdicts the record shows flipping between runs: open defects, each with its measured reason. The test fails
 # on any other flip, and on one of these that stops flipping (then take it out of the list).
-KNOWN_TO_DIFFER: set = {
-    # Which part of a step fell more with fusion is read from medians with no band: the rest of notebook 05's
-    # step (its epoch a step minus its kernels) was 15.36, 43.36 and 2.45 µs in the three runs, as its epoch
-    # moved between runs, so 'the rest fell more' in one run and 'kernels fell more' in the other two.
-    "06_fused_training/which-part-fell",
-    # The largest part of 05's epoch: the kernels level with the time between dispatches in the first run
-    # (42 % against 36 %, 'too close to call'), ahead of every part in the other two (47 % and 60 %), as the
-    # time between dispatches moved from 36 % to 2 % and 4 % between runs.
-    "05_backprop_sgd_glsl/epoch-largest-part",
-}
+KNOWN_TO_DIFFER: set = set()
 # Notebooks whose verdicts fewer than three runs of the committed code executed: open defects, each with its
-# reason. Notebook 07 (194 s a run) ran twice: the session's device time ran out before its third run.
-KNOWN_TOO_FEW: set = {"07_dropout_maxnorm"}
+# reason.
+KNOWN_TOO_FEW: set = set()
 
 
 def test_verdicts_hold_on_every_run():
