@@ -1,7 +1,7 @@
 """Layer 1 split among work groups along its inputs: fused_hidden_2_blocked with KSPLIT > 1 writes partial sums
 (one piece of the inputs each, to `parts`), and fused_head_1_xent with the same KSPLIT adds them, + b1, ReLU,
 into A1 before the rest of the forward half. Each dispatch against NumPy with every output poisoned with NaN;
-whole epochs against the unsplit trainer and the NumPy reference; the same bits run to run.
+whole epochs against the unsplit trainer and NumPy, and the same bits run to run, are in test_fused_tiled.py.
 
 Awkward shapes: hidden 37 (VEC4 0) and 100, n_in 784 and 20, a leftover batch of 13, more pieces than the
 inputs have stages (those pieces write zeros), a piece count that divides nothing.
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from helpers import check, fused_mlp, gl, reference
-from test_fused_tiled import batch, make_data, make_trainer, poison, run, N, RTOL
+from test_fused_tiled import batch, make_trainer, poison, run, RTOL
 
 
 def pieces(trainer) -> list:
@@ -80,54 +80,6 @@ def test_head_adds_the_pieces(ctx, hidden, step, ksplit, head):
     assert check.compare("losses", out["losses"][start:start + count], ref["losses"], RTOL)
     assert np.isnan(out["losses"][:start]).all() and np.isnan(out["losses"][start + count:]).all()
     trainer.release()
-
-
-@pytest.mark.parametrize("hidden, ksplit", [(37, 3), (100, 2)], ids=["H37-three", "H100-two"])
-def test_split_steps_match_the_unsplit_trainer_and_numpy(ctx, hidden, ksplit):
-    """Two epochs of whole steps (a full batch, then the leftover) with layer 1 in pieces leave the weights,
-    momentum and losses of the unsplit three-dispatch trainer, and the NumPy reference's weights."""
-    make = lambda **d: make_trainer(ctx, hidden=hidden, optimizer=reference.Momentum(0.1, 0.9), blocked=True,  # noqa: E731
-                                    hidden_defines=d or None)[0]
-    trainers = [make(), make(KSPLIT=ksplit)]
-    assert "parts" not in trainers[0].arrays and trainers[1].arrays["parts"].shape == (ksplit, 37, hidden)
-    losses = []
-    for trainer in trainers:
-        for epoch in range(2):
-            trainer.start_epoch(epoch)
-            for s in range(trainer.steps_per_epoch):
-                trainer.step(s)
-        losses.append(trainer.loss_sums(0, trainer.steps_per_epoch))
-    got, want = trainers[1].read_params(), trainers[0].read_params()
-    for name in want:
-        assert check.compare(name, got[name], want[name], RTOL)
-    assert check.compare("velocity", trainers[1].read("m"), trainers[0].read("m"), RTOL)
-    assert check.compare("loss sums", losses[1], losses[0], RTOL)
-    _, labels, X = make_data()
-    ref, optimizer = reference.init_params(784, hidden, 10, seed=1), reference.Momentum(0.1, 0.9)
-    for epoch in range(2):
-        order = reference.epoch_order(N, epoch, 3)
-        for s in range(2):
-            idx = order[s * 37:(s + 1) * 37]
-            optimizer.step(ref, reference.loss_and_grads(ref, X[idx], labels[idx])[1])
-    for name in ref:
-        assert check.compare(f"{name} vs NumPy", got[name], ref[name], RTOL)
-    for trainer in trainers:
-        trainer.release()
-
-
-def test_split_steps_give_the_same_bits(ctx):
-    """The pieces are added in a fixed order: two runs, bitwise-identical weights and losses."""
-    runs = []
-    for _ in range(2):
-        trainer, _ = make_trainer(ctx, hidden=100, optimizer=reference.Momentum(0.1, 0.9), blocked=True,
-                                  hidden_defines=dict(KSPLIT=3))
-        for epoch in range(2):
-            trainer.start_epoch(epoch)
-            for s in range(trainer.steps_per_epoch):
-                trainer.step(s)
-        runs.append((trainer.read("params"), trainer.read("losses")))
-        trainer.release()
-    assert np.array_equal(runs[0][0], runs[1][0]) and np.array_equal(runs[0][1], runs[1][1])
 
 
 def test_group_counts_and_the_heads_piece_count(ctx):

@@ -139,15 +139,19 @@ def test_both_passes_write_what_fused_forward_1_writes(ctx, hidden, step):
     (37, None, (False, False), (True, False)), (100, None, (False, False), (True, False)),
     (100, 1.0, (False, False), (True, False)),
     (37, None, (True, False), (True, True)), (100, None, (True, False), (True, True)),
-    (100, None, (False, False), (False, True))],
-    ids=["H37", "H100", "H100-maxnorm", "H37-3-pass-blocked", "H100-3-pass-blocked", "H100-2-pass-blocked"])
+    (100, None, (False, False), (False, True)), (37, None, (True, True), (True, True, 3)),
+    (100, None, (True, True), (True, True, 2))],
+    ids=["H37", "H100", "H100-maxnorm", "H37-3-pass-blocked", "H100-3-pass-blocked", "H100-2-pass-blocked",
+         "H37-layer-1-in-3-pieces", "H100-layer-1-in-2-pieces"])
 def test_steps_match_the_two_dispatch_trainer(ctx, make_optimizer, hidden, max_norm, first, second):
     """Two epochs of whole steps (a full batch, then the leftover) leave the same weights, optimizer state
-    and losses with the `second` trainer's shaders as with the `first`'s, (tiled_hidden, blocked) each: the
-    two-dispatch trainer against the three-dispatch one, and the version-1 shaders against the register-
-    blocked ones; and the same weights as the NumPy reference's."""
-    trainers = [make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled=tiled, blocked=blocked,
-                             max_norm=max_norm)[0] for tiled, blocked in (first, second)]
+    and losses with the `second` trainer's shaders as with the `first`'s, (tiled_hidden, blocked[, KSPLIT])
+    each: the two-dispatch trainer against the three-dispatch one, the version-1 shaders against the
+    register-blocked ones, and layer 1 in one piece against layer 1 in pieces; and the same weights as the
+    NumPy reference's."""
+    trainers = [make_trainer(ctx, hidden=hidden, optimizer=make_optimizer(), tiled=spec[0], blocked=spec[1],
+                             max_norm=max_norm, hidden_defines=dict(KSPLIT=spec[2]) if len(spec) > 2 else None)[0]
+                for spec in (first, second)]
     assert trainers[1].dispatches_per_step == trainers[0].dispatches_per_step + second[0] - first[0]
     losses = []
     for trainer in trainers:
@@ -177,13 +181,16 @@ def test_steps_match_the_two_dispatch_trainer(ctx, make_optimizer, hidden, max_n
         trainer.release()
 
 
-@pytest.mark.parametrize("blocked", [False, True], ids=["version-1", "blocked"])
-def test_same_seed_gives_the_same_bits(ctx, blocked):
-    """Every sum of the three dispatches runs in a fixed order, with the version-1 shaders and the
-    register-blocked ones: two runs, bitwise-identical weights and losses."""
+@pytest.mark.parametrize("blocked, defines", [(False, None), (True, None), (True, dict(KSPLIT=3))],
+                         ids=["version-1", "blocked", "blocked-layer-1-in-3-pieces"])
+def test_same_seed_gives_the_same_bits(ctx, blocked, defines):
+    """Every sum of the three dispatches runs in a fixed order, with the version-1 shaders, the
+    register-blocked ones and layer 1 in pieces (added by the head in a fixed order): two runs,
+    bitwise-identical weights and losses."""
     runs = []
     for _ in range(2):
-        trainer, _ = make_trainer(ctx, hidden=100, optimizer=reference.Momentum(0.1, 0.9), blocked=blocked)
+        trainer, _ = make_trainer(ctx, hidden=100, optimizer=reference.Momentum(0.1, 0.9), blocked=blocked,
+                                  hidden_defines=defines)
         for epoch in range(2):
             trainer.start_epoch(epoch)
             for s in range(trainer.steps_per_epoch):
