@@ -416,7 +416,7 @@ def timed_parts(parts: dict, shares_text: str, timed: tuple, clock: str, margin:
     else:
         beyond, against = shown[first] > 0, f"{second} taking no time"
     rest = [k for k in parts if k not in timed]
-    volatile = (f"; {_and(rest)} {'is' if len(rest) == 1 else 'are'} this run's wall-clock figure"
+    volatile = (f"; {findings.listed(rest)} {'is' if len(rest) == 1 else 'are'} this run's wall-clock figure"
                 f"{'s' * (len(rest) != 1)}: {'it follows' if len(rest) == 1 else 'they follow'} Python's pace of "
                 "issue and the GPU's clock between dispatches, which move from one run to the next, so "
                 f"{'it is' if len(rest) == 1 else 'they are'} not judged" if rest else "")
@@ -427,11 +427,6 @@ def timed_parts(parts: dict, shares_text: str, timed: tuple, clock: str, margin:
            "both taking no time")
     return timing.Verdict(f"{head}{first} and {second} are too close to call the larger ({why}){volatile}",
                           "timed parts too close to call")
-
-
-def _and(names: list) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def bytes_against_time(bytes_ratio: float, split, fused, margin: float = NOISY) -> "timing.Verdict":
