@@ -15,7 +15,7 @@ fi
 shopt -u nullglob
 for f in "${debs[@]}"; do dpkg -x "$f" /; done; ldconfig
 export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-wheels=$(ls .whl | md5sum | cut -d' ' -f1)   # a machine kept warm between calls has them already
+wheels=$(cat .whl/*.whl | md5sum | cut -d' ' -f1)   # a machine kept warm between calls has these already
 if [ "$(cat /tmp/site/.wheels 2>/dev/null)" != "$wheels" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
     echo "$wheels" > /tmp/site/.wheels

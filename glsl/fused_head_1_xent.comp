@@ -1,12 +1,14 @@
 #version 430
 // fused_head_1_xent.comp: the rest of a training step's per-sample half, from the hidden activations A1
-//   that fused_hidden_1_tiled wrote: logits = A1·W2 + b2, softmax cross-entropy per sample,
+//   that layer 1 (fused_hidden_1_tiled or fused_hidden_2_blocked) wrote: logits = A1·W2 + b2, softmax cross-entropy per sample,
 //   dlogits = (softmax - onehot) / count, dZ1 = (dlogits·W2ᵀ) ⊙ (A1 > 0), for S samples per work group;
 //   with KSPLIT > 1 it first makes A1 itself from fused_hidden_2_blocked's KSPLIT partial sums
 //
 // Shapes    labels[n_images] uint32; order[n_samples] uint32, the epoch's sample order, each value < n_images
 //           params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden
-//           (this pass reads W2 and b2); A1[count,H] = relu(Z1) of this step's batch (input)
+//           (this pass reads W2 and b2, and b1 with KSPLIT > 1); A1[count,H] = relu(Z1) of this step's batch
+//           (input with KSPLIT 1, output with KSPLIT > 1); parts[KSPLIT, batch_size, H] (KSPLIT > 1: layer 1's
+//           partial sums of X·W1, one piece of the inputs each, rows count.. unused)
 //           dZ1[count,H]  dlogits[count,N_OUT]  losses[n_samples] (one per sample, at its epoch position);
 //           this step's batch is count = min(batch_size, n_samples - step*batch_size) samples
 //           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
@@ -25,7 +27,8 @@
 //           the binding numbers are fused_forward_1_xent's, so a training step binds every buffer once
 // Uniforms  uint n_in (W2 starts at params[n_in*H + H]), n_hidden, n_samples (length of order), batch_size, step
 // Dispatch  local (LOCAL, 1, 1); groups (ceil(min(batch_size, n_samples - step*batch_size)/S), 1, 1)
-//           the S*N_OUT logits of a work group are dot products of length H, each split over
+//           with KSPLIT > 1 the group's threads first make its S rows of A1, a hidden unit a thread in
+//           turn (the pieces added z = 0, 1, ..., then b1, ReLU), into shared memory and A1; then the S*N_OUT logits of a work group are dot products of length H, each split over
 //           PARTS = LOCAL/(S*N_OUT) threads (hidden units part, part + PARTS, ...: neighbouring threads read
 //           neighbouring weights of W2) and added in shared memory in a fixed order; one thread per sample
 //           does the softmax; then one thread per (sample, hidden unit) computes dZ1. No atomics
@@ -36,8 +39,10 @@
 //           the ReLU mask is A1 > 0, which is Z1 > 0. The price: A1's round trip through global memory
 //           (with KSPLIT > 1 the partial sums' instead: KSPLIT reads of each A1 value, and A1 written here)
 // Checked   relative error < 1e-5 against NumPy and against fused_forward_1_xent, every output poisoned
-//           with NaN first, hidden sizes 37 and 100, a leftover batch, S 1 and 2, KSPLIT 1 and 3
-//           (tests/test_fused_tiled.py)
+//           with NaN first, hidden sizes 37 and 100, a leftover batch, S 1, 2 and 3 (tests/test_fused_tiled.py);
+//           with KSPLIT 2 and 3 (S 1 and 2) from pieces that add up to the reference's X·W1, against NumPy,
+//           every output poisoned (tests/test_fused_ksplit.py); whole steps with 2 and 3 pieces against
+//           KSPLIT 1 and NumPy, the same bits run to run (tests/test_fused_tiled.py)
 // Tunables  S*N_OUT <= LOCAL <= 1024 (one thread per logit of the group; checked below);
 //           4*(PARTS + 1)*S*N_OUT bytes of shared memory, and 4*S*MAX_H more with KSPLIT > 1 (MAX_H >=
 //           n_hidden: the net's). KSPLIT must be fused_hidden_2_blocked's. Defaults: KSPLIT 1; one sample

@@ -10,14 +10,16 @@
 //           of word i*(n_in/4) + p/4 (integer division); order[n_samples] uint32, the epoch's sample
 //           order, each value < n_images
 //           params = [W1 (n_in×H) | b1 (H) | W2 (H×N_OUT) | b2 (N_OUT)] float32, flat, row-major, H = n_hidden
-//           (this pass reads W1 and b1); A1[count,H], where this step's batch is
+//           (this pass reads W1, and b1 with KSPLIT 1); A1[count,H] (KSPLIT 1) or parts[KSPLIT, batch_size, H]
+//           (KSPLIT > 1, rows count.. unwritten), where this step's batch is
 //           count = min(batch_size, n_samples - step*batch_size) samples
 //           sizes: n_in, n_hidden, n_samples, batch_size ≥ 1
 // NumPy     start = step*batch_size;  rows = order[start:start + count]
 //           X = images.view(np.uint8).reshape(-1, n_in)[rows] / 255
 //           A1 = np.maximum(X @ W1 + b1, 0)                                   (KSPLIT 1)
-//           parts[z, :count] = X[:, ks] @ W1[ks]  for each piece z of the inputs (KSPLIT > 1: no bias,
-//           no ReLU; piece z is stages z*per .. z*per+per-1 of KS*BK inputs, per = ceil(stages/KSPLIT))
+//           stage, stages = KS*BK, ceil(n_in/(KS*BK));  per = ceil(stages/KSPLIT)     (KSPLIT > 1:)
+//           for z in range(KSPLIT): ks = slice(min(z*per*stage, n_in), min((z + 1)*per*stage, n_in))
+//               parts[z, :count] = X[:, ks] @ W1[ks]          (no bias, no ReLU; an empty piece: zeros)
 // Bindings  0 images uint[n_images*n_in/4] (readonly)  2 order uint[n_samples] (readonly)
 //           3 params float[(n_in + 1 + N_OUT)*n_hidden + N_OUT] (readonly)  6 A1 float[batch_size*n_hidden] (writeonly)
 //           12 parts float[min(KSPLIT - 1, 1)*KSPLIT*batch_size*n_hidden] (writeonly)
@@ -41,7 +43,9 @@
 //           the loads of the next stage overlap the arithmetic of this one; KSPLIT splits the inputs among
 //           work groups (version 1 had every group sum all of them)
 // Checked   relative error < 1e-5 against NumPy, A1 poisoned with NaN first, hidden sizes that are not
-//           multiples of BN (or of 4), a leftover batch, n_in 20 and 784 (tests/test_fused_tiled.py)
+//           multiples of BN (or of 4), a leftover batch, n_in 20 and 784 (tests/test_fused_tiled.py);
+//           KSPLIT 2, 3 and 20 (more pieces than stages: empty pieces), each piece within 1e-5 of the
+//           whole product's largest value, parts and A1 poisoned with NaN first (tests/test_fused_ksplit.py)
 // Tunables  BK a multiple of 4, TQ*RQ*KS <= 1024 threads (checked below); with BM = 4*RQ, BN = 4*TQ,
 //           16 * max(BM*(KS*BK/4 + 1) + KS*BK*TQ, (KS-1)*BM*TQ) + 4*BM bytes of shared memory:
 //           <= 32 KiB everywhere, 48 KiB on NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads the same

@@ -40,7 +40,7 @@ Wide nets can spend a third dispatch to read W1 fewer times:
 then fused_backward_1_update as before: three dispatches and three barriers a step, the same buffers.
 
 Register blocking (the appendix measures it in the step) gives each thread a 4x4 block of outputs, so
-each value it reads from shared memory serves four multiply-adds (the same buffers and dispatch count):
+each value it reads from shared memory serves four multiply-adds (the same dispatch count):
 
     FusedMLP(..., blocked=True)
 
@@ -49,6 +49,7 @@ each value it reads from shared memory serves four multiply-adds (the same buffe
     fused_hidden_2_blocked.comp    with tiled_hidden: fused_hidden_1 with 4 samples x 4 units a thread,
                                    W1 staged in shared memory too; for wide nets its inputs split among
                                    KSPLIT work groups (split-K), whose partial sums fused_head_1_xent adds
+                                   into A1 (one more buffer, "parts": KSPLIT x batch x H floats)
 
 Given neither blocked nor tiled_hidden, the trainer picks its fastest layout for the net (default_layout):
 blocked for every width, and tiled_hidden too above WIDE_FROM hidden units: in the committed benchmark
@@ -79,12 +80,13 @@ HIDDEN_BLOCKED, BACKWARD_BLOCKED = "fused_hidden_2_blocked.comp", "fused_backwar
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
             "A1": 6, "dZ1": 7, "dlogits": 8, "losses": 9, "parts": 12, "counters": 13}
 OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
-# Tunables the H100 sweep chose by hidden size (python -m helpers.bench.sweep, kept in
-# notebooks/results/fused-sweep-h100.json) over the shaders' own #defines; overrides win, and the dropout
+# Tunables by hidden size over the shaders' own #defines, most of them the H100 sweep's choice (python -m
+# helpers.bench.sweep, kept in notebooks/results/fused-sweep-h100.json); overrides win, and the dropout
 # shaders keep their own defaults (notebook 07's runs). fused_backward_3_blocked keeps its defaults, within
-# 0.3 µs of the sweep's best at both sizes. The wide row's layer 1 splits its inputs among KSPLIT = 4 work
-# groups of 128 threads a tile (800 groups at batch 128, where one piece gives 100): the benchmark record
-# times the wide default against the same step with layer 1 in one piece (bench.fused.ONE_PIECE).
+# 0.3 µs of the sweep's best at both sizes. The wide row's layer 1 is not in that sweep record: its inputs
+# split among KSPLIT = 4 work groups of 128 threads (16 rows x 32 units a tile: 800 groups at batch 128),
+# where the sweep's one-piece choice had 512 threads a group and 100 groups; the benchmark record times the
+# two (bench.fused.ONE_PIECE), so the comparison changes the tile as well as the pieces.
 TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1),      # H <= 256
                    "hidden": dict(RB=4, TQ=16, KS=16), "head": dict(S=1, LOCAL=256),
                    "hidden_blocked": dict(RQ=4, TQ=4, BK=8, KS=16), "backward_blocked": {}},
@@ -196,6 +198,9 @@ class FusedMLP(Trainer):
             ksplit = self.forward_defines.get("KSPLIT", 1)
             if "KSPLIT" in (head_defines or {}):
                 raise ValueError("the head's KSPLIT is layer 1's: set it in hidden_defines")
+            if ksplit > 1 and not self.blocked:
+                raise ValueError("KSPLIT > 1 splits fused_hidden_2_blocked's inputs, which fused_hidden_1_tiled "
+                                 "cannot do: pass blocked=True with it, or leave KSPLIT out")
             self.head_defines = dict(self.tuned["head"], **(head_defines or {}), KSPLIT=ksplit,
                                      **(dict(MAX_H=self.H) if ksplit > 1 else {}))
             self.head = gl.Kernel(ctx, HEAD, self.head_defines)
@@ -300,7 +305,7 @@ class FusedMLP(Trainer):
     def step(self, s: int) -> None:
         """Queue training step s of the current epoch (start_epoch bound the buffers): two dispatches,
         each followed by a barrier (fused_backward_1 reads A1, dZ1, dlogits; the next step reads the
-        updated weights); with tiled_hidden the head's between them (it reads the A1 that layer 1 wrote);
+        updated weights); with tiled_hidden the head's between them (it reads what layer 1 wrote);
         with max_norm one more, after the update. Nothing is read back."""
         groups = self.plan[s]
         self._u_step[0].value = s
@@ -310,7 +315,7 @@ class FusedMLP(Trainer):
             self._u_rng_step[1].value = t
         self.forward.program.run(*groups[0])
         self.ctx.memory_barrier(STORAGE_BARRIER)
-        if self.head is not None:  # tiled_hidden: the rest of the forward half, from A1
+        if self.head is not None:  # tiled_hidden: the rest of the forward half, from A1 (or its pieces)
             self._u_step_head.value = s
             self.head.program.run(*groups[1])
             self.ctx.memory_barrier(STORAGE_BARRIER)

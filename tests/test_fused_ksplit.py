@@ -90,6 +90,8 @@ def test_group_counts_and_the_heads_piece_count(ctx):
     assert hidden.groups(n_hidden=800, step=0, **sizes) == (-(-800 // (4 * tq)), -(-128 // (4 * rq)), 4)
     with pytest.raises(ValueError, match="the head's KSPLIT is layer 1's"):
         make_trainer(ctx, blocked=True, head_defines=dict(KSPLIT=2))
+    with pytest.raises(ValueError, match="pass blocked=True with it"):   # fused_hidden_1_tiled has no pieces
+        make_trainer(ctx, blocked=False, hidden_defines=dict(KSPLIT=2))
 
 
 def _row(name, ms, low, high, **extra):
