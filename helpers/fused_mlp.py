@@ -62,6 +62,8 @@ Notebook 06 teaches the plain pair, so it asks for it: FusedMLP(..., blocked=Fal
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
+
 import moderngl
 import numpy as np
 
@@ -470,7 +472,6 @@ def fusion_segments(kernel_unfused: float, step_unfused: float, kernel_fused: fl
     The rest of a step (its epoch's time a step, wall clock, minus the kernels as printed) is printed as this
     run's figures and not judged: it follows Python's pace of issue and the GPU's clock between dispatches,
     which move from one run to the next (15.36, 43.36 and 2.45 µs before fusion in three runs of one code)."""
-    from decimal import ROUND_HALF_UP, Decimal
     empty_us = timing._g(1e6 * float(getattr(empty, "median", empty)), 3)      # the empty dispatch, µs, as printed
     fine = max(decimals, timing.figure_decimals(empty_us))                      # places its products print exactly
     per_us = 10 ** decimals                                               # printed units in a µs

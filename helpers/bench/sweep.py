@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import data, fused_mlp, gl, matmul, reference, timing
 from . import profile
-from .fused import BATCH, HIDDEN, LR, wide_hidden
+from .fused import BATCH, HIDDEN, LR, ONE_PIECE, wide_hidden
 
 # Each way of the step: (FusedMLP options, the tunables tried per kernel), within 1024 threads and 48 KiB of
 # shared memory (the shaders' banners).
@@ -111,7 +111,7 @@ EPOCHS = {
     "wide": {"default": {},
              "head LOCAL 512": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=512)),
              "head LOCAL 1024": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=1024)),
-             "layer 1 in one piece (RQ 8, TQ 8, BK 8, KS 8: 100 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=8, TQ=8, BK=8, KS=8, KSPLIT=1)),
+             "layer 1 in one piece (RQ 8, TQ 8, BK 8, KS 8: 100 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=ONE_PIECE),
              "layer 1 in 2 pieces (RQ 4, TQ 8, BK 8, KS 4: 400 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=4, TQ=8, BK=8, KS=4, KSPLIT=2)),
              "layer 1 in 7 pieces (RQ 8, TQ 8, BK 8, KS 2: 700 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=8, TQ=8, BK=8, KS=2, KSPLIT=7)),
              "backward TQ 16, KQ 8, BS 4, BC 32": dict(blocked=True, tiled_hidden=True, backward_defines=dict(TQ=16, KQ=8, BS=4, BC=32)),
