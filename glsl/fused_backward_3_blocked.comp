@@ -25,7 +25,8 @@
 //           5 state_v float[(OPTIMIZER // 2)*((n_in + 1 + N_OUT)*n_hidden + N_OUT)] (read-write)
 //           6 A1 float[batch_size*n_hidden] (readonly)  7 dZ1 float[batch_size*n_hidden] (readonly)
 //           8 dlogits float[batch_size*N_OUT] (readonly)
-//           dZ1 is also declared as a vec4 array on binding 7 (HiddenGrad4): one buffer, 16 bytes a read.
+//           A1 and dZ1 are also declared as vec4 arrays on bindings 6 and 7 (Hidden4, HiddenGrad4): one
+//           buffer each, 16 bytes a read.
 //           state_m is unused by SGD, state_v by SGD and momentum: any buffer will do there
 // Uniforms  uint n_in (multiple of 4), n_hidden, n_samples, batch_size, step; float lr
 //           float mu   (OPTIMIZER 1)
@@ -40,7 +41,8 @@
 //           included) and BN columns of dZ1 into shared memory, then slice z (local z) multiplies its BC
 //           rows of them. Thread (x, y, z) owns inputs 4y .. 4y+3 × hidden units 4x .. 4x+3 of the
 //           block: 16 running sums. At the end the BS partial sums of each gradient are added in shared
-//           memory in a fixed order, then updated.
+//           memory in a fixed order, then updated. A thread reads all the parameters (and optimizer
+//           state) it updates before it writes any, so those reads wait for memory once, not once each.
 //           No atomics: the same bits every run
 // Requires  TQ*KQ*BS <= 1024;  4*KQ >= N_OUT;  n_in % 4 == 0;  n_hidden % 4 == 0 if VEC4
 // Changed   vs fused_backward_1_update: a thread owns a 4×4 block of W1 (version 1: KPT inputs × 1 unit),
@@ -92,6 +94,7 @@ layout(std430, binding = 3) buffer Params { float params[]; };
 layout(std430, binding = 4) buffer StateM { float state_m[]; };
 layout(std430, binding = 5) buffer StateV { float state_v[]; };
 layout(std430, binding = 6) readonly buffer Hidden { float A1[]; };
+layout(std430, binding = 6) readonly buffer Hidden4 { vec4 A1_4[]; };  // the same buffer, 16 bytes a read
 layout(std430, binding = 7) readonly buffer HiddenGrad { float dZ1[]; };
 layout(std430, binding = 7) readonly buffer HiddenGrad4 { vec4 dZ1_4[]; };  // the same buffer, 16 bytes a read
 layout(std430, binding = 8) readonly buffer LogitGrad { float dlogits[]; };
@@ -124,20 +127,49 @@ uint lid, H, words, start, count, k0, j0;  // set in main: k0, j0 the block's fi
 uint xw[X_LOADS];  // the next stage's loads, in flight while this one is multiplied: packed image words ...
 vec4 dw[D_LOADS];  // ... and dZ1 vec4s
 
-void update(uint p, float g) {
-#if OPTIMIZER == 0
-    params[p] -= lr * g;
-#elif OPTIMIZER == 1
-    float v = mu * state_m[p] + g;
-    state_m[p] = v;
-    params[p] -= lr * v;
-#else
-    float m = beta1 * state_m[p] + one_minus_beta1 * g;
-    float v = beta2 * state_v[p] + one_minus_beta2 * g * g;
-    state_m[p] = m;
-    state_v[p] = v;
-    params[p] -= lr * (m / c1) / (sqrt(v / c2) + eps);
+// Parameters p + i*stride + c of the rows i < rows and columns c < cols (at most 4 × 4), each with its
+// gradient g[i][c], updated as NumPy's step does. Every value is read before any is written: a write to a
+// buffer may alias any later read of another one, so an update a parameter at a time (read, then write,
+// then the next read) would wait for each read in turn; here the reads go out together.
+void update(uint p, uint stride, vec4 g[4], uint rows, uint cols) {
+    float w[16];
+#if OPTIMIZER >= 1
+    float m[16];
 #endif
+#if OPTIMIZER == 2
+    float v[16];
+#endif
+    for (uint i = 0u; i < 4u; i++)
+        for (uint c = 0u; c < 4u; c++) {
+            bool real = i < rows && c < cols;
+            uint at = p + i * stride + c;
+            w[4u * i + c] = real ? params[at] : 0.0;
+#if OPTIMIZER >= 1
+            m[4u * i + c] = real ? state_m[at] : 0.0;
+#endif
+#if OPTIMIZER == 2
+            v[4u * i + c] = real ? state_v[at] : 0.0;
+#endif
+        }
+    for (uint i = 0u; i < 4u; i++)
+        for (uint c = 0u; c < 4u; c++) {
+            if (i >= rows || c >= cols) continue;
+            uint at = p + i * stride + c;
+            float gc = g[i][c];
+#if OPTIMIZER == 0
+            params[at] = w[4u * i + c] - lr * gc;
+#elif OPTIMIZER == 1
+            float vel = mu * m[4u * i + c] + gc;
+            state_m[at] = vel;
+            params[at] = w[4u * i + c] - lr * vel;
+#else
+            float mm = beta1 * m[4u * i + c] + one_minus_beta1 * gc;
+            float vv = beta2 * v[4u * i + c] + one_minus_beta2 * gc * gc;
+            state_m[at] = mm;
+            state_v[at] = vv;
+            params[at] = w[4u * i + c] - lr * (mm / c1) / (sqrt(vv / c2) + eps);
+#endif
+        }
 }
 
 vec4 hidden_grad(uint b, uint j) {  // dZ1[b, j:j+4]; past column H-1 zeros (VEC4 1 needs H % 4 == 0)
@@ -178,31 +210,70 @@ void store() {
     }
 }
 
+// A1's 4 columns j .. j+3 of batch row b as the W2 blocks read them: column H is the column of ones (for
+// b2), columns past it zeros, rows past the batch zeros (VEC4 1: one 16-byte read, as H % 4 == 0)
+vec4 hidden_row(uint b, uint j) {
+    if (b >= count || j > H) return vec4(0.0);
+#if VEC4
+    return j == H ? vec4(1.0, 0.0, 0.0, 0.0) : A1_4[(b * H + j) / 4u];
+#else
+    uint at = b * H + j;
+    vec4 a;
+    for (uint c = 0u; c < 4u; c++) a[c] = j + c < H ? A1[at + c] : j + c == H ? 1.0 : 0.0;
+    return a;
+#endif
+}
+
+const uint OQ = (N_OUT + 3u) / 4u;                           // vec4s of a dlogits row (padded to 12)
+const uint HROWS = max(XS + DS, SUMS) / (TQ + OQ);           // batch rows of a W2 block's stage: as many as fit
+const uint A_LOADS = (HROWS * TQ + THREADS - 1u) / THREADS;  // A1 vec4s a thread loads per stage ...
+const uint L_LOADS = (HROWS * OQ + THREADS - 1u) / THREADS;  // ... and dlogits vec4s
+vec4 aw[A_LOADS], lw[L_LOADS];                              // the next stage's, in flight
+
+// Batch rows s*HROWS .. of A1 (hidden units j0 .. j0+BN-1, the column of ones at H) and of dlogits into
+// registers; every read is issued before any is used
+void head_load(uint s) {
+    for (uint i = 0u; i < A_LOADS; i++) {
+        uint w = lid + i * THREADS;
+        aw[i] = w < HROWS * TQ ? hidden_row(s * HROWS + w / TQ, j0 + 4u * (w % TQ)) : vec4(0.0);
+    }
+    for (uint i = 0u; i < L_LOADS; i++) {
+        uint w = lid + i * THREADS, b = s * HROWS + w / OQ, o = 4u * (w % OQ);
+        vec4 d = vec4(0.0);
+        for (uint c = 0u; c < 4u; c++)
+            d[c] = w < HROWS * OQ && b < count && o + c < N_OUT ? dlogits[b * N_OUT + o + c] : 0.0;
+        lw[i] = d;
+    }
+}
+
+void head_store() {  // dlogits rows at 0, A1 rows after them
+    for (uint i = 0u; i < A_LOADS; i++) {
+        uint w = lid + i * THREADS;
+        if (w < HROWS * TQ) tile[HROWS * OQ + w] = aw[i];
+    }
+    for (uint i = 0u; i < L_LOADS; i++) {
+        uint w = lid + i * THREADS;
+        if (w < HROWS * OQ) tile[w] = lw[i];
+    }
+}
+
 // [dW2; db2] for rows j0 .. j0+BN-1 of [W2; b2] (row H is b2, met by A1's column of ones): thread t sums
 // a 4×4 block (hidden units j0 + 4jq .., outputs 4oq ..) over batch rows slice, slice + SLICES, ... of each
-// stage, from A1 and dlogits staged as vec4s (dlogits padded to 12 a row); then the SLICES partial sums
-// of each block in a fixed order, and the update.
+// stage of HROWS rows (as many as the shared tile holds: at batch 128 mostly one stage), from A1 and
+// dlogits staged as vec4s (dlogits padded to 12 a row), the next stage's reads in flight meanwhile; then the SLICES partial sums of each block in a fixed order, and the update.
 void head_block() {
-    const uint OQ = (N_OUT + 3u) / 4u, SLICES = THREADS / (OQ * TQ);  // vec4s of a dlogits row; slices
+    const uint SLICES = THREADS / (OQ * TQ);
     uint jq = lid % TQ, oq = (lid / TQ) % OQ, slice = lid / (OQ * TQ);
     vec4 acc[4];  // acc[i]: hidden unit j0 + 4jq + i, outputs 4oq .. 4oq+3
     for (uint i = 0u; i < 4u; i++) acc[i] = vec4(0.0);
-    for (uint b0 = 0u; b0 < count; b0 += ROWS) {
-        for (uint w = lid; w < ROWS * TQ; w += THREADS) {  // A1 rows b0.. at XS, the column of ones at H
-            uint b = b0 + w / TQ, j = j0 + 4u * (w % TQ);
-            vec4 a = vec4(0.0);
-            for (uint c = 0u; c < 4u && b < count; c++) a[c] = j + c < H ? A1[b * H + j + c] : j + c == H ? 1.0 : 0.0;
-            tile[XS + w] = a;
-        }
-        for (uint w = lid; w < ROWS * OQ; w += THREADS) {  // dlogits rows b0.. at 0
-            uint b = b0 + w / OQ, o = 4u * (w % OQ);
-            vec4 d = vec4(0.0);
-            for (uint c = 0u; c < 4u && b < count && o + c < N_OUT; c++) d[c] = dlogits[b * N_OUT + o + c];
-            tile[w] = d;
-        }
+    uint stages = (count + HROWS - 1u) / HROWS;
+    head_load(0u);
+    for (uint s = 0u; s < stages; s++) {
+        head_store();
         barrier();
-        for (uint r = slice; r < ROWS && slice < SLICES; r += SLICES) {
-            vec4 a = tile[XS + r * TQ + jq], d = tile[r * OQ + oq];
+        if (s + 1u < stages) head_load(s + 1u);  // in flight while this stage is multiplied
+        for (uint r = slice; r < HROWS && slice < SLICES; r += SLICES) {
+            vec4 a = tile[HROWS * OQ + r * TQ + jq], d = tile[r * OQ + oq];
             acc[0] += a.x * d;
             acc[1] += a.y * d;
             acc[2] += a.z * d;
@@ -213,13 +284,14 @@ void head_block() {
     for (uint i = 0u; i < 4u; i++) tile[lid * 4u + i] = acc[i];  // THREADS*4 vec4s: SUMS, always room
     barrier();
     if (lid >= OQ * TQ) return;
+    vec4 sum[4];
     for (uint i = 0u; i < 4u; i++) {
-        uint j = j0 + 4u * jq + i;
-        vec4 sum = tile[lid * 4u + i];
-        for (uint sl = 1u; sl < SLICES; sl++) sum += tile[(sl * OQ * TQ + lid) * 4u + i];
-        for (uint c = 0u; c < 4u && j <= H && 4u * oq + c < N_OUT; c++)
-            update((n_in + 1u) * H + j * N_OUT + 4u * oq + c, sum[c]);
+        sum[i] = tile[lid * 4u + i];
+        for (uint sl = 1u; sl < SLICES; sl++) sum[i] += tile[(sl * OQ * TQ + lid) * 4u + i];
     }
+    uint j = j0 + 4u * jq;  // rows j .. j+3 of [W2; b2], those up to H real
+    update((n_in + 1u) * H + j * N_OUT + 4u * oq, N_OUT, sum, j <= H ? min(4u, H + 1u - j) : 0u,
+           min(4u, N_OUT - 4u * oq));
 }
 
 void main() {
@@ -270,8 +342,8 @@ void main() {
     for (uint o = lid; o < BK * TQ; o += THREADS) {
         uint k = k0 + o / TQ, j = j0 + 4u * (o % TQ);  // k == n_in: the row of b1
         if (k > n_in || j >= H) continue;
-        vec4 sum = tile[o];
-        for (uint slice = 1u; slice < BS; slice++) sum += tile[slice * BK * TQ + o];
-        for (uint c = 0u; c < 4u && j + c < H; c++) update(k * H + j + c, sum[c]);
+        vec4 sum[4] = vec4[4](tile[o], vec4(0.0), vec4(0.0), vec4(0.0));  // one row of [W1; b1]
+        for (uint slice = 1u; slice < BS; slice++) sum[0] += tile[slice * BK * TQ + o];
+        update(k * H + j, 0u, sum, 1u, min(4u, H - j));
     }
 }

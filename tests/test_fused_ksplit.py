@@ -122,3 +122,11 @@ def test_layer1_pieces_needs_both_rows():
     one = bench_fused.layer1_pieces([_row(SPLIT, 23.5, 23.4, 23.6, layer1_pieces=1),
                                      _row(SPLIT + bench_fused.ONE_PIECE_NAME, 23.5, 23.4, 23.6)])
     assert "layer 1's inputs in one piece" in one and one.outcome == "same within noise"
+
+
+def test_layer1_pieces_pair_is_the_split_row_then_the_one_piece_row():
+    """The pair notebook 08 adds to the record's pairs: split first, one piece second; None without both."""
+    from helpers.bench import fused as bench_fused
+    split, one = _row(SPLIT, 21.3, 21.2, 21.4, layer1_pieces=4), _row(SPLIT + bench_fused.ONE_PIECE_NAME, 23.5, 23.4, 23.6)
+    assert bench_fused.layer1_pieces_pair([one, _row("other", 1, 1, 1), split]) == (split, one)
+    assert bench_fused.layer1_pieces_pair([split]) is None

@@ -594,16 +594,26 @@ def rows_versus(row_a: dict, row_b: dict, name_a: str, name_b: str, margin: floa
     return versus(row_timing(row_a), row_timing(row_b), name_a, name_b, margin)
 
 
-def layer1_pieces(rows: list, margin: float = timing.MARGIN) -> timing.Verdict | None:
-    """The wide 3-pass epoch with layer 1 split among work groups against the same step with layer 1 in one
-    piece (the record's ONE_PIECE row and the row it is named after): 'The wide 3-pass epoch with layer 1's
-    inputs in 4 pieces (…) is 1.1× faster than the wide 3-pass epoch with layer 1 in one piece (…)', the other way round, or the
-    same (timing.versus's outcome). None where the record has no such pair."""
+def layer1_pieces_pair(rows: list) -> tuple | None:
+    """(the wide 3-pass row with layer 1 split, the same step's ONE_PIECE row) of a record's rows, both with
+    epochs; None where the record has no such pair."""
     named = {r["name"]: r for r in rows}
     one = next((r for r in rows if r["name"].endswith(ONE_PIECE_NAME) and "ms" in r), None)
     split = named.get(one["name"][:-len(ONE_PIECE_NAME)]) if one else None
     if split is None or "ms" not in split:
         return None
+    return split, one
+
+
+def layer1_pieces(rows: list, margin: float = timing.MARGIN) -> timing.Verdict | None:
+    """The wide 3-pass epoch with layer 1 split among work groups against the same step with layer 1 in one
+    piece (the record's ONE_PIECE row and the row it is named after): 'The wide 3-pass epoch with layer 1's
+    inputs in 4 pieces (…) is 1.1× faster than the wide 3-pass epoch with layer 1 in one piece (…)', the other way round, or the
+    same (timing.versus's outcome). None where the record has no such pair."""
+    pair = layer1_pieces_pair(rows)
+    if pair is None:
+        return None
+    split, one = pair
     k = split.get("layer1_pieces", 1)
     pieces = "in one piece" if k == 1 else f"in {k} pieces"
     return rows_versus(split, one, f"the wide 3-pass epoch with layer 1's inputs {pieces}",
