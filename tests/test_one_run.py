@@ -109,7 +109,11 @@ def test_verdicts_record_three_runs_on_the_results_card():
 KNOWN_TO_DIFFER: set = set()
 # Notebooks whose verdicts fewer than three runs of the committed code executed: open defects, each with its
 # reason.
-KNOWN_TOO_FEW: set = set()
+KNOWN_TOO_FEW: set = {
+    # its three minutes of training ran in two of the committed run's calls, not three: the device time of the
+    # session ran out; its verdicts agree in both
+    "07_dropout_maxnorm",
+}
 
 
 def test_verdicts_hold_on_every_run():
