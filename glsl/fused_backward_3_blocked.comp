@@ -259,8 +259,9 @@ void head_store() {  // dlogits rows at 0, A1 rows after them
 
 // [dW2; db2] for rows j0 .. j0+BN-1 of [W2; b2] (row H is b2, met by A1's column of ones): thread t sums
 // a 4×4 block (hidden units j0 + 4jq .., outputs 4oq ..) over batch rows slice, slice + SLICES, ... of each
-// stage of HROWS rows (as many as the shared tile holds: at batch 128 mostly one stage), from A1 and
-// dlogits staged as vec4s (dlogits padded to 12 a row), the next stage's reads in flight meanwhile; then the SLICES partial sums of each block in a fixed order, and the update.
+// stage of HROWS rows (as many as the shared tile holds: 93 at the defaults, so two stages at batch 128),
+// from A1 and dlogits staged as vec4s (dlogits padded to 12 a row), the next stage's reads in flight
+// meanwhile; then the SLICES partial sums of each block in a fixed order, and the update.
 void head_block() {
     const uint SLICES = THREADS / (OQ * TQ);
     uint jq = lid % TQ, oq = (lid / TQ) % OQ, slice = lid / (OQ * TQ);
