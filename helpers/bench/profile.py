@@ -71,15 +71,21 @@ def warm_up(ctx, issue_step, seconds: float | None = None) -> None:
     timing.warm_up(lambda: [issue_step() for _ in range(20)], seconds, finish=ctx.finish)
 
 
-def dispatch_timing(ctx, program, groups, repeat: int, clock, samples: int = 10) -> timing.Timing:
-    """One dispatch of `program` with `groups` plus its barrier, in a stream of `repeat` back-to-back copies
-    (what it adds to a step while the GPU is kept busy): a Timing of `samples` streams, each divided by
-    `repeat`. No warm-up of its own: warm up first (warm_up)."""
+def dispatch_sample(ctx, program, groups, repeat: int, clock):
+    """sample() -> seconds of one dispatch of `program` with `groups` plus its barrier, in a stream of `repeat`
+    back-to-back copies (what it adds to a step while the GPU is kept busy), timed by `clock` and divided by
+    `repeat`: a sample for timing.measure or timing.measure_interleaved."""
     def stream():
         for _ in range(repeat):
             program.run(*groups)
             ctx.memory_barrier(BARRIER)
-    return timing.measure(lambda: clock.kernel(stream) / repeat, samples, warmup=0.0, clock=clock.source)
+    return lambda: clock.kernel(stream) / repeat
+
+
+def dispatch_timing(ctx, program, groups, repeat: int, clock, samples: int = 10) -> timing.Timing:
+    """A Timing of `samples` of dispatch_sample's streams. No warm-up of its own: warm up first (warm_up)."""
+    return timing.measure(dispatch_sample(ctx, program, groups, repeat, clock), samples, warmup=0.0,
+                          clock=clock.source)
 
 
 def dispatch_seconds(ctx, program, groups, repeat: int, clock) -> float:

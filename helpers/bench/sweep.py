@@ -24,9 +24,12 @@ from .fused import BATCH, HIDDEN, LR, ONE_PIECE, wide_hidden
 # Each way of the step: (FusedMLP options, the tunables tried per kernel), within 1024 threads and 48 KiB of
 # shared memory (the shaders' banners).
 SWEEP = {
-    "fused": ({}, {"forward": [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (8, 16, 32)],
-                   "backward": [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128) for tj, tkt, kpt in
-                                ((32, 8, 2), (32, 8, 4), (32, 16, 1), (64, 4, 2), (16, 16, 1))]}),
+    # the plain pair (fused_forward_1, fused_backward_1), asked for by name: given neither option the trainer
+    # would run its default layout, whose blocked backward these tunables do not fit
+    "fused": (dict(blocked=False, tiled_hidden=False),
+              {"forward": [dict(S=s, KS=ks) for s in (1, 2, 4) for ks in (8, 16, 32)],
+               "backward": [dict(BC=bc, TJ=tj, TKT=tkt, KPT=kpt) for bc in (32, 64, 128) for tj, tkt, kpt in
+                            ((32, 8, 2), (32, 8, 4), (32, 16, 1), (64, 4, 2), (16, 16, 1))]}),
     "split": (dict(split_hidden=True, forward_defines=dict(SB=4, HQ=4)),  # SB 4, HQ 4: the largest scratch
               {"forward": [dict(SB=sb, HQ=hq, KS=ks) for sb in (4, 8, 16) for hq in (4, 8, 16) for ks in (8, 16, 32)
                            if hq * ks <= 1024 and 4 * sb * (196 + ks * 4 * hq + 4 * hq + 10) <= 48 * 1024]}),
@@ -43,16 +46,17 @@ SWEEP = {
                               and 16 * max(bs * bc * (kq + tq), bs * 4 * kq * tq) <= 48 * 1024]})}
 
 
-def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
+def kernel_sweep(ctx, trainer, repeat: int, grids: dict, rounds: int = 5) -> list[dict]:
     """Each tunable set of grids["forward"] / grids["backward"] (and grids["head"] with tiled_hidden) timed
-    as one dispatch + barrier (profile.dispatch_seconds) with the trainer's shaders and bound buffers at
-    step 0, after profile.warm_up's sustained run of the same dispatch (the GPU's clock back up after the
-    compile); shapes that do not compile (a #error of the shader) or need more than 48 KiB of shared memory
-    are skipped."""
+    as one dispatch + barrier with the trainer's shaders and bound buffers at step 0: every set of a kernel
+    compiled first, then all of them timed in turn (timing.measure_interleaved: a warm-up of all of them,
+    then `rounds` rounds; a sample is a stream of `repeat` dispatches, profile.dispatch_sample), so that the
+    GPU's clock, which drops while the CPU compiles, is back up before any is timed and a drift falls on
+    every set alike. A row stores the median and the 20-80 % band (us, us_low, us_high). Shapes that do not
+    compile (a #error of the shader) or need more than 48 KiB of shared memory are skipped."""
     clock = timing.Clock(ctx)
     trainer.start_epoch(0)
     trainer.step(0)
-    profile.warm_up(ctx, lambda: trainer.step(0))
     sizes = dict(n_in=trainer.K, n_hidden=trainer.H, n_samples=trainer.n, batch_size=trainer.batch_size, step=0)
     rows = []
     kernels = [("forward", trainer.forward, trainer.forward_defines),
@@ -60,6 +64,7 @@ def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
     if trainer.head is not None:
         kernels.insert(1, ("head", trainer.head, trainer.head_defines))
     for which, kernel, base in kernels:
+        candidates = []   # (tunables, Kernel, groups)
         for tunables in grids.get(which, []):
             defines = dict(base, **tunables)
             if which == "forward" and "S" in tunables and fused_mlp.shared_bytes(defines["S"], trainer.K, trainer.H,
@@ -70,13 +75,13 @@ def kernel_sweep(ctx, trainer, repeat: int, grids: dict) -> list[dict]:
             except gl.ShaderError:
                 continue
             candidate.set(**sizes, **(trainer.hyperparameters() if which == "backward" else {}))
-            groups = candidate.groups(**sizes)
-            # compiling left the GPU idle, and an idle GPU's clock drops: without this, candidates were timed
-            # up to 4x slower than the same program inside a trainer (H100, 2026-11-24; 0.15 s was too short)
-            profile.warm_up(ctx, lambda: (candidate.program.run(*groups), ctx.memory_barrier(profile.BARRIER)))
-            seconds = profile.dispatch_seconds(ctx, candidate.program, groups, repeat, clock)
+            candidates.append((tunables, candidate, candidate.groups(**sizes)))
+        took = timing.measure_interleaved(
+            {i: profile.dispatch_sample(ctx, c.program, g, repeat, clock) for i, (_, c, g) in enumerate(candidates)},
+            repeat=rounds, clock=clock.source)
+        for i, (tunables, candidate, groups) in enumerate(candidates):
             rows.append({"kernel": which, "shader": kernel.name, "hidden": trainer.H, "tunables": tunables,
-                         "us": 1e6 * seconds, "groups": groups[0] * groups[1]})
+                         **took[i].row("us", 1e6), "groups": groups[0] * groups[1]})
             candidate.program.release()
     return rows
 
@@ -90,7 +95,7 @@ def sweep(ctx, quick: bool) -> dict:
         for way, (options, grids) in SWEEP.items():
             trainer = fused_mlp.FusedMLP(ctx, reference.init_params(784, hidden, 10, seed=0), X_train[:n], y_train[:n],
                                          optimizer=optimizer, batch_size=BATCH, seed=0, **options)
-            rows = kernel_sweep(ctx, trainer, 2 if quick else 50, grids)
+            rows = kernel_sweep(ctx, trainer, 2 if quick else 50, grids, 2 if quick else 5)
             out["kernels"] += rows
             trainer.release()
             for which in ("forward", "head", "backward"):
