@@ -76,6 +76,8 @@ def kernel_sweep(ctx, trainer, repeat: int, grids: dict, rounds: int = 5) -> lis
                 continue
             candidate.set(**sizes, **(trainer.hyperparameters() if which == "backward" else {}))
             candidates.append((tunables, candidate, candidate.groups(**sizes)))
+        if not candidates:
+            continue
         took = timing.measure_interleaved(
             {i: profile.dispatch_sample(ctx, c.program, g, repeat, clock) for i, (_, c, g) in enumerate(candidates)},
             repeat=rounds, clock=clock.source)
