@@ -10,8 +10,9 @@ import pytest
 
 from helpers import reference
 from helpers.bench import inference as bench_inference
+from helpers.bench.fused import RESULTS_FILE
 
-SAVED = Path(__file__).resolve().parent.parent / "notebooks" / "results" / "bench-h100.json"
+SAVED = RESULTS_FILE
 PIPELINED = (f"upload float32 via a persistently mapped buffer, {bench_inference.COPY_THREADS} threads, "
              "pipelined + GPU copy")
 

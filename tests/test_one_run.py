@@ -18,12 +18,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers.bench import fused as bench_fused
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 RESULTS = ROOT / "notebooks" / "results"
 TEXTS = [ROOT / "README.md", *sorted((ROOT / "notebooks").glob("*.md")), *sorted(RESULTS.glob("*.md"))]
 CARD = re.compile(r"NVIDIA [A-Z]\d{3}[\w ]*?(?= ?[/|,)(*\n]|\s*$|\s{2})")
-TUNING = ("fused-sweep-h100.json", "matmul7-sweep-h100.json", "top-rung-h100.json", "dropout-validate.json")
+TUNING = (*(bench_fused.tuning_file(tool).name for tool in ("fused-sweep", "matmul7-sweep", "top-rung")),
+          "dropout-validate.json")
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
 
 spec = importlib.util.spec_from_file_location("verdicts_tool", ROOT / ".ci" / "verdicts.py")
@@ -64,6 +67,13 @@ def output_text(path: Path) -> str:
 def test_every_notebook_records_its_run():
     missing = [name for name, run in notebook_runs().items() if not run]
     assert not missing, f"notebooks with no run record (execute them with .ci/execute_notebooks.py): {missing}"
+
+
+def test_the_committed_files_name_the_card_of_the_run():
+    cards = {verdicts_tool.slug(rec["card"]) for rec in records().values()}
+    assert cards == {bench_fused.CARD}, (f"the committed records ran on {sorted(cards)}, but helpers.bench.fused.CARD "
+                                         f"is {bench_fused.CARD!r}: the files it names are not the run's")
+    assert bench_fused.RESULTS_FILE.is_file() and verdict_file().name == f"verdicts-{bench_fused.CARD}.json"
 
 
 def test_tuning_records_come_from_the_same_card():

@@ -411,13 +411,12 @@ def test_sweep_source_names_the_card_and_the_date_of_the_sweep():
     """Notebook 08 runs tunables from the committed sweep: the sentence names its file, card and date (the
     sweep ran on another day than the notebook), or says the shaders' defaults run where there is no file."""
     import json
-    from pathlib import Path
-    from helpers.bench import limits
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "fused-sweep-h100.json"
+    from helpers.bench import fused as bench_fused, limits
+    path = bench_fused.tuning_file("fused-sweep")
     sweep = json.loads(path.read_text())
     said = limits.sweep_source(path, sweep, "tunables")
     card = sweep["device"]["describe"].split("/")[0]
-    assert said == f"tunables from notebooks/results/fused-sweep-h100.json (a sweep on {card}, {sweep['device']['date']})"
+    assert said == f"tunables from notebooks/results/{path.name} (a sweep on {card}, {sweep['device']['date']})"
     made_up = {"device": {"describe": "Some GPU/PCIe | OpenGL 4.6", "date": "2030-01-02"}}
     assert limits.sweep_source("/elsewhere/s.json", made_up) == "tunables from /elsewhere/s.json (a sweep on Some GPU, 2030-01-02)"
     assert "shaders' own defaults" in limits.sweep_source(path, None)

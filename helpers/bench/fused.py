@@ -53,7 +53,18 @@ REPEAT = 10              # epochs timed per contender (QUICK: 1)
 WARMUP_SECONDS = 1.0     # at least this much of every contender's real work, in turn, before the repeats
 ORDERS = 4               # sample orders the epochs cycle through (reference.epoch_order, seed 0)
 CLOCK = "wall clock, ctx.finish() / torch.cuda.synchronize() at both ends"
-RESULTS_FILE = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "bench-h100.json"
+RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
+# The card of the committed run, as its files name it: every committed figure comes from one run on this card
+# (bench-<CARD>.json, verdicts-<CARD>.json, and the tuning records tuning_file() names). Moving the course to
+# another card: a tuning run and a committed run there, then this name (CONTRIBUTING.md).
+CARD = "h100"
+RESULTS_FILE = RESULTS / f"bench-{CARD}.json"
+
+
+def tuning_file(tool: str) -> Path:
+    """The record a tuning tool made on the committed run's card: tuning_file("top-rung") is
+    notebooks/results/top-rung-h100.json (tools: fused-sweep, matmul7-sweep, top-rung)."""
+    return RESULTS / f"{tool}-{CARD}.json"
 ONE_PIECE = dict(RQ=8, TQ=8, BK=8, KS=8, KSPLIT=1)   # the wide net's layer 1 with all its inputs in every group
 ONE_PIECE_NAME = ", layer 1 in one piece"            # the row's name ends so: the default 3-pass step otherwise
 
