@@ -3,7 +3,6 @@ new rows (the committed H100 JSON predates the ceiling rows), and the ceiling sa
 The pipelined upload through the mapped buffer (several threads, pieces) delivers every byte, last piece short."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -17,8 +17,7 @@ def trainer(ctx, **options):
 
 
 def test_the_plain_way_sweeps_the_plain_pair(ctx):
-    options, grids = sweep.SWEEP["fused"]
-    t = trainer(ctx, **options)
+    t = trainer(ctx, **sweep.SWEEP["fused"][0])
     try:
         assert (t.forward.name, t.backward.name) == (fused_mlp.FORWARD, fused_mlp.BACKWARD)
     finally:

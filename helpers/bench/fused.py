@@ -60,13 +60,14 @@ RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
 CARD = "h100"
 RESULTS_FILE = RESULTS / f"bench-{CARD}.json"
 
+ONE_PIECE = dict(RQ=8, TQ=8, BK=8, KS=8, KSPLIT=1)   # the wide net's layer 1 with all its inputs in every group
+ONE_PIECE_NAME = ", layer 1 in one piece"            # the row's name ends so: the default 3-pass step otherwise
+
 
 def tuning_file(tool: str) -> Path:
     """The record a tuning tool made on the committed run's card: tuning_file("top-rung") is
     notebooks/results/top-rung-h100.json (tools: fused-sweep, matmul7-sweep, top-rung)."""
     return RESULTS / f"{tool}-{CARD}.json"
-ONE_PIECE = dict(RQ=8, TQ=8, BK=8, KS=8, KSPLIT=1)   # the wide net's layer 1 with all its inputs in every group
-ONE_PIECE_NAME = ", layer 1 in one piece"            # the row's name ends so: the default 3-pass step otherwise
 
 
 def wide_hidden(quick: bool) -> int:
