@@ -1,17 +1,20 @@
-"""matmul_9_interior.comp: its two loops (interior blocks with no bounds checks, edge blocks with
-matmul_6's checked loads) against float64 NumPy, alone and in one dispatch.
+"""matmul_9_interior.comp and matmul_10_prefetch.comp: their two loops (interior blocks with no bounds checks,
+edge blocks with matmul_6's checked loads) against float64 NumPy, alone and in one dispatch; matmul_10 gives
+matmul_9's bits (the same multiply-adds in the same order, its operands read one row of k earlier).
 
 A block is interior when it lies wholly inside C, K is a multiple of BK (at least BK) and N of 4. The
 shapes below choose which blocks take which loop; C is NaN-poisoned with a spare row (assert_multiplies),
 so an output left unwritten, or written past C[M,N], shows. Every tile here fits llvmpipe's 32 KiB.
 """
 
+import numpy as np
 import pytest
 
 from helpers import gl, matmul
 from test_matmul import assert_multiplies   # random A @ B against NumPy, C NaN-poisoned, a spare row
 
 RUNG = "matmul_9_interior.comp"
+PREFETCH = "matmul_10_prefetch.comp"
 TILES = {"default": {},                                                       # 128x128, 16x8 a thread
          "8x8-256": {"TM": 8, "THREADS": 256},                                # matmul_6's thread layout
          "64x64-4x4": {"BM": 64, "BN": 64, "TM": 4, "TN": 4, "THREADS": 256},  # A tile: fewer vec4s than threads
@@ -28,18 +31,32 @@ SHAPES = {"all-interior": (256, 64, 256),
 
 @pytest.fixture(scope="module")
 def kernels(ctx):
-    return {name: matmul.load(ctx, RUNG, defines) for name, defines in TILES.items()}
+    return {(rung, name): matmul.load(ctx, rung, defines) for rung in (RUNG, PREFETCH)
+            for name, defines in TILES.items()}
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize("tiles", TILES)
-def test_both_loops_match_numpy(ctx, kernels, rng, tiles, shape):
-    assert_multiplies(ctx, kernels[tiles], rng, *SHAPES[shape])
+@pytest.mark.parametrize("rung", [RUNG, PREFETCH])
+def test_both_loops_match_numpy(ctx, kernels, rng, rung, tiles, shape):
+    assert_multiplies(ctx, kernels[rung, tiles], rng, *SHAPES[shape])
 
 
-def test_bad_tiles_are_refused(ctx):
+@pytest.mark.parametrize("shape", ["interior-and-edge", "N-not-a-multiple-of-4"])
+@pytest.mark.parametrize("tiles", TILES)
+def test_prefetch_gives_the_same_bits(ctx, kernels, rng, tiles, shape):
+    M, K, N = SHAPES[shape]
+    a = rng.standard_normal((M, K)).astype(np.float32)
+    b = rng.standard_normal((K, N)).astype(np.float32)
+    nine, ten = (matmul.multiply(ctx, kernels[rung, tiles], a, b) for rung in (RUNG, PREFETCH))
+    assert not np.isnan(ten).any()
+    assert np.array_equal(nine, ten), f"{np.count_nonzero(nine != ten)} of {nine.size} outputs differ"
+
+
+@pytest.mark.parametrize("rung", [RUNG, PREFETCH])
+def test_bad_tiles_are_refused(ctx, rung):
     with pytest.raises(gl.ShaderError, match="multiple of BK and of BN/4|THREADS == "):
-        matmul.load(ctx, RUNG, {"BM": 32, "BN": 256, "TM": 4, "TN": 8, "LM": 8, "LN": 4, "THREADS": 32})
+        matmul.load(ctx, rung, {"BM": 32, "BN": 256, "TM": 4, "TN": 8, "LM": 8, "LN": 4, "THREADS": 32})
 
 
 def test_top_rung_picks_small_blocks_up_to_1024_squared_outputs():

@@ -27,7 +27,7 @@ SIZES, QUICK_SIZES = (1024, 2048, 4096), (64, 128)
 STREAM, REPEAT, WARMUP = matmul.STREAM, 15, 1.0   # STREAM on llvmpipe too: --quick checks the same code path
 CHECK_SHAPES = ((131, 260, 68), (67, 37, 70), (256, 96, 128), (200, 128, 260))   # (M, K, N)
 
-M9, M8 = "matmul_9_interior.comp", matmul.SPLITK
+M9, M10, M8 = "matmul_9_interior.comp", "matmul_10_prefetch.comp", matmul.SPLITK
 T16x8 = dict(TM=16, THREADS=128)   # matmul_9's thread tile (16×8 outputs, 128 threads) on matmul_8
 # name: (shader, #defines, places for SplitK or None, sizes it is timed at)
 CANDIDATES = {
@@ -44,6 +44,12 @@ CANDIDATES = {
     "matmul_9 64x64 8x4 t128": (M9, dict(BM=64, BN=64, TM=8, TN=4, THREADS=128), None, (1024, 2048)),
     "matmul_9 64x64 8x8 t64": (M9, dict(BM=64, BN=64, TM=8, THREADS=64), None, (1024,)),
     "matmul_9 64x64 4x4 t256 k16": (M9, dict(BM=64, BN=64, TM=4, TN=4, THREADS=256, BK=16), None, (1024,)),
+    "matmul_10 128x128 16x8 t128 (file)": (M10, {}, None, (1024, 2048, 4096)),
+    "matmul_10 128x128 8x16 t128": (M10, dict(TM=8, TN=16), None, (2048, 4096)),
+    "matmul_10 128x128 16x8 t128 warp 8x4": (M10, dict(LM=8, LN=4), None, (2048, 4096)),
+    "matmul_10 128x64 8x8 t128": (M10, dict(BN=64, TM=8, THREADS=128), None, (1024, 2048)),
+    "matmul_10 64x64 8x4 t128": (M10, dict(BM=64, BN=64, TM=8, TN=4, THREADS=128), None, (1024, 2048)),
+    "matmul_10 64x64 8x8 t64": (M10, dict(BM=64, BN=64, TM=8, THREADS=64), None, (1024,)),
     "matmul_8 8x8 t256, 4 pieces (file)": (M8, {}, 264, (1024, 2048, 4096)),
     "matmul_8 interior 8x8 t256, 4 pieces": (M8, dict(INTERIOR=1), 264, (1024,)),
     "matmul_8 interior 16x8 t128, 2 pieces": (M8, dict(INTERIOR=1, **T16x8), 132, (1024,)),
