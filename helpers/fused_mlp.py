@@ -53,7 +53,7 @@ each value it reads from shared memory serves four multiply-adds (the same dispa
 
 Given neither blocked nor tiled_hidden, the trainer picks its fastest layout for the net (default_layout):
 blocked for every width, and tiled_hidden too above WIDE_FROM hidden units: in the committed benchmark
-(notebooks/results/bench-h100.json, python -m helpers.report prints it) these are the fastest epochs of the
+(notebooks/results/bench-<card>.json, python -m helpers.report prints it) these are the fastest epochs of the
 layouts at 784-128-10 and 784-800-10. Given either, it runs exactly what it was given (the other off).
 With dropout or split_hidden, which have no blocked or tiled version, both are off.
 
@@ -82,11 +82,11 @@ HIDDEN_BLOCKED, BACKWARD_BLOCKED = "fused_hidden_2_blocked.comp", "fused_backwar
 BINDINGS = {"images": 0, "labels": 1, "order": 2, "params": 3, "m": 4, "v": 5,
             "A1": 6, "dZ1": 7, "dlogits": 8, "losses": 9, "parts": 12, "counters": 13}
 OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
-# Tunables by hidden size over the shaders' own #defines, most of them the H100 sweep's choice (python -m
-# helpers.bench.sweep, kept in notebooks/results/fused-sweep-h100.json); overrides win, and the dropout
-# shaders keep their own defaults (notebook 07's runs). fused_backward_3_blocked keeps its defaults, within
-# 0.3 µs of the sweep's best at both sizes. The wide row's layer 1 is not in that sweep record: its inputs
-# split among KSPLIT = 4 work groups of 128 threads (16 rows x 32 units a tile: 800 groups at batch 128),
+# Tunables by hidden size over the shaders' own #defines, most of them an H100 sweep's choice (python -m
+# helpers.bench.sweep; the committed sweep is notebooks/results/fused-sweep-<card>.json); overrides win, and
+# the dropout shaders keep their own defaults (notebook 07's runs). fused_backward_3_blocked keeps its
+# defaults, within 0.3 µs of the sweep's best at both sizes. The wide row's layer 1 is not in that sweep record:
+# its inputs split among KSPLIT = 4 work groups of 128 threads (16 rows x 32 units a tile: 800 groups at batch 128),
 # where the sweep's one-piece choice had 512 threads a group and 100 groups; the benchmark record times the
 # two (bench.fused.ONE_PIECE), so the comparison changes the tile as well as the pieces.
 TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1),      # H <= 256

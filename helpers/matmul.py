@@ -29,7 +29,8 @@ returns a SplitK for it, which run() and multiply() take like any rung:
     run(k, A, B, C)                                   # two dispatches (one when there is one piece)
 
 top_rung(M, N, K) names the ladder's fastest rung for a size and its #defines (TOP_RUNGS, measured by
-`python -m helpers.bench.top_rung`): load(ctx, *top_rung(1024, 1024, 1024)) is matmul_9 with 64×64 blocks.
+`python -m helpers.bench.top_rung`): load(ctx, *top_rung(1024, 1024, 1024)) is matmul_9 with 64×64 blocks,
+load(ctx, *top_rung(4096, 4096, 4096)) matmul_10 with its file's own.
 
 matmul_9_interior.comp gives the blocks that lie wholly inside C (K a multiple of BK, N of 4) a tile loop with
 no bounds checks; it is a plain rung, loaded and run like matmul_6. tile_loop(gl.driver_assembly(k.program))
@@ -163,15 +164,17 @@ def pieces_in_numpy(a, b, KS: int):
     return np.stack([a[:, k:k + KS].astype(np.float64) @ b[k:k + KS] for k in range(0, a.shape[1], KS)])
 
 
-# The ladder's top rung by size of C, measured by `python -m helpers.bench.top_rung` (H100, 2026-11-27, against
-# cuBLAS fp32 in the same run, interleaved): rows (most outputs M*N, file, #defines), the first that holds wins.
-# Up to 1024² outputs matmul_9_interior's 128×128 blocks are too few for the GPU (64 for an H100's 132 SMs:
-# 55 % of cuBLAS at 1024³); 64×64 blocks of 8×4 outputs a thread, 128 threads, make 256 (99 and 103 % in two
-# runs), and fill it better than split-K (matmul_8_splitk, 89-93 %; with matmul_9's unchecked loop, INTERIOR 1,
-# 98-102 %). At 2048³ and 4096³ the file's own 128×128 tile was the fastest within 2 % (86-87 %). Between
+# The ladder's top rung by size of C, measured by `python -m helpers.bench.top_rung` (H200, 2026-11-28, against
+# cuBLAS fp32 in the same run, interleaved; notebooks/results/top-rung-h200.json): rows (most outputs M*N, file,
+# #defines), the first that holds wins. Up to 1024² outputs the 128×128 blocks are too few for the GPU (64 for
+# 132 SMs: 54 % of cuBLAS at 1024³ for matmul_9, 58 % for matmul_10); matmul_9_interior with 64×64 blocks of
+# 8×4 outputs a thread, 128 threads, makes 256 (98 %; matmul_10 with the same blocks 97 %). Split-K with
+# matmul_9's unchecked loop (matmul_8_splitk, INTERIOR 1, 4 pieces) was 4 % faster there (102 %), at the price of
+# a second dispatch and a buffer of pieces; the table keeps to one dispatch a product. At 2048³ and 4096³
+# matmul_10_prefetch with its file's 128×128 blocks was the fastest (91 % at both, matmul_9 86-87 %). Between
 # 1024² and 2048² outputs nothing was measured.
 TOP_RUNGS = ((1024 * 1024, "matmul_9_interior.comp", {"BM": 64, "BN": 64, "TM": 8, "TN": 4, "THREADS": 128}),
-             (None, "matmul_9_interior.comp", {}))
+             (None, "matmul_10_prefetch.comp", {}))
 
 
 def top_rung(M: int, N: int, K: int) -> tuple[str, dict]:

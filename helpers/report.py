@@ -8,10 +8,10 @@ writes, next to the JSON, bench-mine.md (every row the run measured, each named 
 measured) and bench-mine.png (where the time of one inference goes); no tracked file is touched. With
 --write-committed it rewrites instead the course's own files: notebooks/results/RESULTS.md, the headline
 rows between the <!-- RESULTS-TABLE --> markers of README.md, and notebooks/results/transfer_vs_kernel.png
-(the committed ones come from notebooks/results/bench-h100.json). Nothing here measures: every figure is
-copied from the JSON that helpers.bench wrote, with the device, driver and date it recorded. A JSON from
-any machine works: a row the machine could not measure (no PyTorch or JAX there, no persistently mapped
-buffers, a grid barrier that gave up) is left out, and the page says which.
+(the committed ones come from notebooks/results/bench-<card>.json, helpers.bench.fused.RESULTS_FILE).
+Nothing here measures: every figure is copied from the JSON that helpers.bench wrote, with the device,
+driver and date it recorded. A JSON from any machine works: a row the machine could not measure (no PyTorch
+or JAX there, no persistently mapped buffers, a grid barrier that gave up) is left out, and the page says which.
 """
 
 from __future__ import annotations

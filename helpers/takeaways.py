@@ -1,6 +1,6 @@
 """The course's takeaways: the rules the series measured, ranked by measured effect, written from one benchmark JSON.
 
-    python -m helpers.takeaways notebooks/results/bench-h100.json     # rewrites notebooks/TAKEAWAYS.md
+    python -m helpers.takeaways notebooks/results/bench-<card>.json    # rewrites notebooks/TAKEAWAYS.md
 
 Each rule is a comparison of two rows of the same run: the slower way, the faster way, and the notebook
 that shows it. The page sorts the rules by the factor between the two, so the rule that bought the most

@@ -11,6 +11,7 @@ import pytest
 
 from helpers import timing
 from helpers.bench import limits, products
+from helpers.bench.fused import RESULTS_FILE
 
 US = 1e-6
 NB08 = Path(__file__).resolve().parents[1] / "notebooks" / "08_dispatch_floor.ipynb"
@@ -153,7 +154,7 @@ def test_epoch_limits_print_bands_and_mark_cublas_derived(blas, step, epoch):
 
 
 def test_limits_table_of_the_committed_record_prints_bands_and_says_derived():
-    path = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "bench-h100.json"
+    path = RESULTS_FILE
     if not path.is_file():
         pytest.skip("no committed benchmark record")
     table = limits.table(json.loads(path.read_text()))

@@ -1,5 +1,5 @@
 """helpers/bench/inference.py on a few images: every upload way delivers the images, the table reads old and
-new rows (the committed H100 JSON predates the ceiling rows), and the ceiling says when torch is missing.
+new rows (the committed JSON predates the ceiling rows), and the ceiling says when torch is missing.
 The pipelined upload through the mapped buffer (several threads, pieces) delivers every byte, last piece short."""
 
 import json

@@ -7,9 +7,10 @@ import re
 import pytest
 
 from helpers.bench import limits, inference, matmul, products, profile
+from helpers.bench.fused import RESULTS_FILE
 from helpers.report import ROOT
 
-JSON = ROOT / "notebooks" / "results" / "bench-h100.json"
+JSON = RESULTS_FILE
 
 
 def _epoch_rows(ours_ms, fp32_ms, tf32_ms, hidden=128):

@@ -59,10 +59,10 @@ def test_bad_tiles_are_refused(ctx, rung):
         matmul.load(ctx, rung, {"BM": 32, "BN": 256, "TM": 4, "TN": 8, "LM": 8, "LN": 4, "THREADS": 32})
 
 
-def test_top_rung_picks_small_blocks_up_to_1024_squared_outputs():
+def test_top_rung_picks_small_blocks_up_to_1024_squared_outputs_and_rung_10_above():
     small, large = matmul.top_rung(1024, 1024, 1024), matmul.top_rung(1024, 1025, 1024)
     assert small == (RUNG, {"BM": 64, "BN": 64, "TM": 8, "TN": 4, "THREADS": 128})
-    assert large == (RUNG, {}) == matmul.top_rung(4096, 4096, 4096)
+    assert large == (PREFETCH, {}) == matmul.top_rung(4096, 4096, 4096)
     assert matmul.top_rung(1, 1024 * 1024, 7) == small              # by outputs, whatever the shape
     small[1]["BM"] = 1                                               # a copy: the table stays as it is
     assert matmul.top_rung(1024, 1024, 1024)[1]["BM"] == 64

@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from helpers import takeaways
+from helpers.bench.fused import RESULTS_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
-COMMITTED = ROOT / "notebooks" / "results" / "bench-h100.json"
+COMMITTED = RESULTS_FILE
+COMMITTED_ARG = str(RESULTS_FILE.relative_to(ROOT))   # notebooks/results/bench-<card>.json
 
 
 def test_committed_run_gives_ranked_rules():
@@ -35,8 +37,8 @@ def test_duration_units_on_both_sides():
 
 def test_committed_page_is_current():
     bench = json.loads(COMMITTED.read_text())
-    assert takeaways.PAGE.read_text() == takeaways.page(bench, "notebooks/results/bench-h100.json"), \
-        "run: python -m helpers.takeaways notebooks/results/bench-h100.json"
+    assert takeaways.PAGE.read_text() == takeaways.page(bench, COMMITTED_ARG), \
+        f"run: python -m helpers.takeaways {COMMITTED_ARG}"
 
 
 def test_company_note_gives_both_figures_of_the_six_dispatch_epoch_or_nothing():
@@ -141,7 +143,7 @@ def test_readme_and_takeaways_print_the_same_factor_for_the_same_pair():
 def test_committed_page_factors_are_the_quotients_of_its_printed_durations():
     from decimal import Decimal
     from helpers import report, timing
-    page = takeaways.page(json.loads(COMMITTED.read_text()), "notebooks/results/bench-h100.json")
+    page = takeaways.page(json.loads(COMMITTED.read_text()), COMMITTED_ARG)
     rows = re.findall(r": ([\d.]+) (s|ms|µs); .*: ([\d.]+) (s|ms|µs) \(\*\*([\d.]+)×\*\*\)", page)
     assert len(rows) >= 6
     factors = [Decimal(f) for *_, f in rows]

@@ -5,6 +5,7 @@ numbers printed beside it."""
 import pytest
 
 from helpers import inference, matmul, timing
+from helpers.bench.fused import RESULTS_FILE
 
 
 def t(median, spread=0.02):
@@ -677,7 +678,7 @@ def test_percent_rounds_half_up():
 # --- the committed record's round trips against NumPy, by the sweep's rule -------------------------------
 
 def record_rows(float32_ms, numpy_ms, uint8_ms=None, spread=0.03):
-    """Rows shaped like notebooks/results/bench-h100.json's inference rows: median and 20–80 % band in seconds."""
+    """Rows shaped like the committed record's inference rows: median and 20–80 % band in seconds."""
     def row(what, ms):
         return {"what": what, "seconds": ms / 1e3, "seconds_low": ms * (1 - spread) / 1e3,
                 "seconds_high": ms * (1 + spread) / 1e3, "repeats": 20, "clock": "wall clock", "images": 10000}
@@ -718,12 +719,12 @@ def test_record_round_trips_of_the_committed_h100_record():
     rows = [ms(3.095346, 2.999327, 3.419343, inference.RECORD_GPU["float32"]),
             ms(1.464219, 1.426930, 1.546996, inference.RECORD_GPU["uint8"]),
             ms(4.783278, 4.588304, 5.165512, inference.RECORD_NUMPY)]
-    v = inference.record_round_trips(rows, "the committed benchmark record (results/bench-h100.json)")
+    v = inference.record_round_trips(rows, f"the committed benchmark record (results/{RESULTS_FILE.name})")
     assert v.outcome == f"float32: {timing.A_FASTER}; uint8: {timing.A_FASTER}"
     assert ("NumPy's forward and argmax on 10,000 images took 4.78 ms (4.59–5.17) by wall clock, timed in turn with the "
             "GPU's whole round trips: with float32 input (3.10 ms (3.00–3.42)) the GPU is 1.54× faster; with uint8 input "
             "(1.46 ms (1.43–1.55)) the GPU is 3.3× faster.") in v
-    assert v.startswith("In the committed benchmark record (results/bench-h100.json), a run of its own")
+    assert v.startswith(f"In the committed benchmark record (results/{RESULTS_FILE.name}), a run of its own")
 
 
 def test_record_round_trips_judges_each_input_on_its_own():

@@ -57,7 +57,7 @@ RESULTS = Path(__file__).resolve().parents[2] / "notebooks" / "results"
 # The card of the committed run, as its files name it: every committed figure comes from one run on this card
 # (bench-<CARD>.json, verdicts-<CARD>.json, and the tuning records tuning_file() names). Moving the course to
 # another card: a tuning run and a committed run there, then this name (CONTRIBUTING.md).
-CARD = "h100"
+CARD = "h200"
 RESULTS_FILE = RESULTS / f"bench-{CARD}.json"
 
 ONE_PIECE = dict(RQ=8, TQ=8, BK=8, KS=8, KSPLIT=1)   # the wide net's layer 1 with all its inputs in every group
@@ -66,7 +66,7 @@ ONE_PIECE_NAME = ", layer 1 in one piece"            # the row's name ends so: t
 
 def tuning_file(tool: str) -> Path:
     """The record a tuning tool made on the committed run's card: tuning_file("top-rung") is
-    notebooks/results/top-rung-h100.json (tools: fused-sweep, matmul7-sweep, top-rung)."""
+    notebooks/results/top-rung-<CARD>.json (tools: fused-sweep, matmul7-sweep, top-rung)."""
     return RESULTS / f"{tool}-{CARD}.json"
 
 

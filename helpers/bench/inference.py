@@ -168,7 +168,7 @@ class MappedStaging:
         threads fill the next. GL calls stay on this thread, the one the context is current on. The mapping
         is coherent: a GL command issued after a write sees it. Returns after ctx.finish(), once the GPU has
         read every piece: the mapped memory is free to be written again. How much the two overlap is what
-        the row measures: on the H100 it stayed well short of the pinned-copy ceiling (bench-h100.json)."""
+        the row measures: on the H100 it stayed well short of the pinned-copy ceiling (that card's committed run)."""
         source = np.ascontiguousarray(array).reshape(-1).view(np.uint8)
         for piece in as_completed(self._fill(source, chunk)):     # in the order the threads finish them
             start, end = piece.result()

@@ -2,7 +2,7 @@
 under, each limit with its source in the same benchmark run; and the sentences notebook 08 prints about
 where a fused step's time goes. Nothing here measures.
 
-    python -m helpers.bench.limits notebooks/results/bench-h100.json
+    python -m helpers.bench.limits notebooks/results/bench-<card>.json
 
 Introduced in notebook 08; the README's results end with the same table. The limits, all from one run:
 

@@ -1,7 +1,7 @@
 """Benchmark: GFLOP/s of every matmul rung against size, beside NumPy (CPU) and cuBLAS (where torch is).
 
     python -m helpers.bench matmul            # sizes 256 .. 4096 (QUICK=1: 64, 128, 256)
-    python -m helpers.bench.matmul sweep7 --out notebooks/results/matmul7-sweep-h100.json
+    python -m helpers.bench.matmul sweep7 --out notebooks/results/matmul7-sweep-<card>.json
                                               # tune matmul_7_vec4k: 32 sets of #defines beside matmul_6
 
 Introduced in notebook 04. Square C[n,n] = A[n,n] @ B[n,n], 2n³ flops. Each rung is first checked against

@@ -1,6 +1,7 @@
 """The fused kernels' tunables, each set timed as one dispatch with its barrier, for both nets and every way of
-the step that FusedMLP offers. FusedMLP.TUNED (helpers/fused_mlp.py) holds the winners; the committed H100
-run is notebooks/results/fused-sweep-h100.json. Nothing in the notebooks runs it: a tuning tool.
+the step that FusedMLP offers. FusedMLP.TUNED (helpers/fused_mlp.py) holds an H100 run's winners; the committed
+run is notebooks/results/fused-sweep-<card>.json (helpers.bench.fused.tuning_file). Nothing in the notebooks
+runs it: a tuning tool.
 
     python -m helpers.bench.sweep [--quick] [--out FILE]
     python -m helpers.bench.sweep epochs [--quick] [--jax] [--nets 128,wide] [--out FILE]

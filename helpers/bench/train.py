@@ -77,7 +77,7 @@ UNFUSED_ROW = "unfused 784-128-10 SGD"        # benches.fused: GPUTrainer's epoc
 
 
 def committed_epochs(record: dict) -> dict:
-    """Milliseconds of one epoch of 784-128-10 SGD from a committed benchmark record (bench-h100.json):
+    """Milliseconds of one epoch of 784-128-10 SGD from a committed benchmark record (bench-<card>.json):
     'GLSL, six dispatches a step' and 'PyTorch eager' from the fused benchmark, timed in the same run
     (EAGER_ROW, the row every notebook quotes), and 'NumPy (CPU)' from this benchmark. Rows not in the
     record are left out."""
