@@ -85,7 +85,7 @@ OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
 # Tunables by hidden size over the shaders' own #defines, most of them an H100 sweep's choice (python -m
 # helpers.bench.sweep; the committed sweep is notebooks/results/fused-sweep-<card>.json); overrides win, and
 # the dropout shaders keep their own defaults (notebook 07's runs). fused_backward_3_blocked keeps its
-# defaults, within 0.3 µs of the sweep's best at both sizes. The wide row's layer 1 is not in that sweep record:
+# defaults, within 0.4 µs of the H200 sweep's best at both sizes. The wide row's layer 1 is not in that sweep record:
 # its inputs split among KSPLIT = 4 work groups of 128 threads (16 rows x 32 units a tile: 800 groups at batch 128),
 # where the sweep's one-piece choice had 512 threads a group and 100 groups; the benchmark record times the
 # two (bench.fused.ONE_PIECE), so the comparison changes the tile as well as the pieces.
