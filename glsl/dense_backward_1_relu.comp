@@ -15,7 +15,7 @@
 //           sum every BS-th sample, then the BS partial sums are added in shared memory in a fixed order;
 //           the other ceil(B*K/(LX*BS)) groups: one thread per dZ entry, a sum over the N outputs.
 //           Which of the two a work group does depends only on its index, so no thread diverges in it.
-//           Defaults: the lowest median in an H100 sweep of LX and BS
+//           Defaults: the lowest median of a sweep of LX and BS on an NVIDIA GPU of 132 SMs
 // Changed   first version; deterministic (fixed summation order, no atomics); MASK_RELU 0 gives the
 //           plain dA = dY @ W.T for a layer whose input had no ReLU
 // Checked   relative error < 1e-5 against NumPy (tests/test_backprop.py)

@@ -56,8 +56,8 @@
 // Tunables  TQ*KQ*BS <= 1024 threads (checked below); with BN = 4*TQ, BK = 4*KQ,
 //           16*max(BS*BC*(KQ + TQ), BS*BK*TQ) bytes of shared memory: <= 32 KiB everywhere, 48 KiB on
 //           NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads dZ1 one float at a time: same sums, same
-//           order). OPTIMIZER: 0 SGD, 1 momentum, 2 Adam. Defaults: 256 threads, 16 KiB; for 784-800-10 the
-//           H100's 132 SMs get 26 + 25 × 25 = 651 work groups
+//           order). OPTIMIZER: 0 SGD, 1 momentum, 2 Adam. Defaults: 256 threads, 16 KiB; for 784-800-10
+//           a GPU of 132 SMs gets 26 + 25 × 25 = 651 work groups
 #ifndef TQ
 #define TQ 8        // threads across the hidden units (local x), 4 units each: BN = 4*TQ units per work group
 #endif

@@ -47,7 +47,7 @@
 //           4*(PARTS + 1)*S*N_OUT bytes of shared memory, and 4*S*MAX_H more with KSPLIT > 1 (MAX_H >=
 //           n_hidden: the net's). KSPLIT must be fused_hidden_2_blocked's. Defaults: KSPLIT 1; one sample
 //           per group, so batch 128 gives
-//           the H100 128 work groups of 256 threads, whatever the hidden size
+//           a GPU 128 work groups of 256 threads, whatever the hidden size
 #ifndef S
 #define S 1         // samples per work group
 #endif

@@ -36,7 +36,7 @@
 // Tunables  TQ*KS <= 1024 threads (checked below); 4*max(RB*MAX_IN, KS*RB*4*TQ) bytes of shared memory (the
 //           staged rows, then the partial sums, in one array): <= 32 KiB everywhere, 48 KiB on NVIDIA.
 //           VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads the same four weights one float at a time: same sums,
-//           same order). Defaults: 128 threads and 25 KiB; at batch 128 the H100's 132 SMs get
+//           same order). Defaults: 128 threads and 25 KiB; at batch 128 a GPU of 132 SMs gets
 //           25 × 16 = 400 work groups for 800 hidden units, 4 × 16 = 64 for 128; W1 is read 16 times a step
 #ifndef RB
 #define RB 8        // batch rows per work group: each thread keeps RB*4 running sums

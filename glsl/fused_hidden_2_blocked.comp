@@ -51,7 +51,7 @@
 //           <= 32 KiB everywhere, 48 KiB on NVIDIA. VEC4 1 needs n_hidden % 4 == 0 (VEC4 0 reads the same
 //           weights one float at a time: same sums, same order). KSPLIT >= 1 pieces of the inputs (a piece
 //           left without a stage writes zeros). Defaults: 256 threads and 17 KiB, KSPLIT 1; at batch 128
-//           the H100's 132 SMs get 25 × 4 = 100 work groups for 800 hidden units, KSPLIT times that with pieces
+//           a GPU of 132 SMs gets 25 × 4 = 100 work groups for 800 hidden units, KSPLIT times that with pieces
 #ifndef RQ
 #define RQ 8        // threads across the batch rows (local y), 4 rows each: BM = 4*RQ rows per work group
 #endif

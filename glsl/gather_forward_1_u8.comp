@@ -16,7 +16,7 @@
 //           a work group computes RB rows x TN columns of A. It first copies its RB images (still packed)
 //           into shared memory; then its KS thread rows each sum one slice of K (every KS-th word of
 //           4 pixels) into RB running sums, and the slices are added in shared memory in a fixed order
-//           (deterministic: the same inputs give the same bits). Defaults: the lowest median in an H100 sweep
+//           (deterministic: the same inputs give the same bits). Defaults: the lowest median of a sweep on an NVIDIA GPU of 132 SMs
 // Requires  TN*KS <= 1024;  ceil(K/4) <= MAX_WORDS
 // Changed   first version: dense_1_naive's layer reading uint8 pixels through an index buffer instead of
 //           a float X, so an epoch's shuffle is a 240 KB write of the order, not a re-upload of images;

@@ -49,7 +49,7 @@
 //           step suffice, and Python issues one dispatch per check instead of two a step
 // Checked   relative error < 1e-5 against NumPy for SGD and momentum, A1/dZ1/dlogits/losses poisoned with
 //           NaN first, hidden sizes 1, 37 and 130, leftover batches; one dispatch of many steps gives the
-//           same bits as three dispatches a step (tests/test_persistent.py, on llvmpipe and the H100)
+//           same bits as three dispatches a step (tests/test_persistent.py, on llvmpipe and an NVIDIA GPU)
 // Tunables  COLS hidden units a group (1..8); THREADS threads a group, a power of two >= MAX_IN/4 + 2 + COLS;
 //           KSPLIT threads share a sample's row in phase 0; a phase-2 thread owns PIX inputs (1, 2, 4) of W1;
 //           U image reads a thread keeps in flight; MAX_B >= batch_size; MAX_IN >= n_in, a multiple of 16.

@@ -60,7 +60,7 @@
 //           (one wait for memory instead of one a loop)
 // Checked   relative error < 1e-5 against plain SGD in NumPy (float64) over two epochs, Q and w2parts
 //           poisoned with NaN first, hidden sizes 8, 36 and 128, batches 37, 64 and 128 and a leftover last
-//           batch, n_in 20 and 784; the same bits on a second run (tests/test_lookahead.py, on llvmpipe and the H100)
+//           batch, n_in 20 and 784; the same bits on a second run (tests/test_lookahead.py, on llvmpipe and an NVIDIA GPU)
 // Tunables  RC rows a chain group (3*RC*N_OUT <= 256, B_PAD % RC == 0); S parts of Q's input range;
 //           HIDDEN % 4 == 0; B_PAD >= batch_size, a multiple of 32; N_IN % 4 == 0. Shared memory, each
 //           array rounded up to 16 bytes: 4*(RC*(B_PAD + HIDDEN + 1) + (HIDDEN + 1)*N_OUT + 3*RC*N_OUT + B_PAD)

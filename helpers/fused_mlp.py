@@ -85,7 +85,10 @@ OPTIMIZER_DEFINE = {"SGD": 0, "Momentum": 1, "Adam": 2}
 # Tunables by hidden size over the shaders' own #defines, most of them an H100 sweep's choice (python -m
 # helpers.bench.sweep; the committed sweep is notebooks/results/fused-sweep-<card>.json); overrides win, and
 # the dropout shaders keep their own defaults (notebook 07's runs). fused_backward_3_blocked keeps its
-# defaults, within 0.4 µs of the H200 sweep's best at both sizes. The wide row's layer 1 is not in that sweep record:
+# defaults for the small net, within 0.4 µs of the H200 sweep's best. The wide row's head (1024 threads a sample)
+# and backward (TQ 16, BS 2: 338 groups) are whole-epoch choices on an H200 (python -m helpers.bench.sweep
+# epochs): 0.969x and 0.992x the epoch of the head's 256 threads and the backward's defaults, each alone, in one
+# run of 2026-11-28. The wide row's layer 1 is not in that sweep record:
 # its inputs split among KSPLIT = 4 work groups of 128 threads (16 rows x 32 units a tile: 800 groups at batch 128),
 # where the sweep's one-piece choice had 512 threads a group and 100 groups; the benchmark record times the
 # two (bench.fused.ONE_PIECE), so the comparison changes the tile as well as the pieces.
@@ -93,8 +96,9 @@ TUNED = {"small": {"forward": {}, "backward": dict(BC=128, TJ=16, TKT=16, KPT=1)
                    "hidden": dict(RB=4, TQ=16, KS=16), "head": dict(S=1, LOCAL=256),
                    "hidden_blocked": dict(RQ=4, TQ=4, BK=8, KS=16), "backward_blocked": {}},
          "wide": {"forward": dict(KS=32), "backward": dict(BC=32, TJ=32, TKT=8, KPT=4),   # H > 256
-                  "hidden": dict(RB=4, TQ=32, KS=8), "head": dict(S=1, LOCAL=256),
-                  "hidden_blocked": dict(RQ=4, TQ=8, BK=8, KS=4, KSPLIT=4), "backward_blocked": {}}}
+                  "hidden": dict(RB=4, TQ=32, KS=8), "head": dict(S=1, LOCAL=1024),
+                  "hidden_blocked": dict(RQ=4, TQ=8, BK=8, KS=4, KSPLIT=4),
+                  "backward_blocked": dict(TQ=16, KQ=8, BS=2, BC=16)}}
 SHARED_BYTES = 32 * 1024  # GL_MAX_COMPUTE_SHARED_MEMORY_SIZE guaranteed by OpenGL 4.3 (NVIDIA has 48 KiB)
 STORAGE_BARRIER = moderngl.SHADER_STORAGE_BARRIER_BIT
 WIDE_FROM = 256  # hidden widths above this are "wide": TUNED's row, and tiled_hidden in the default layout
@@ -179,7 +183,7 @@ class FusedMLP(Trainer):
             raise ValueError("blocked has no dropout or split_hidden version: use blocked alone or with tiled_hidden")
         if not self.tiled_hidden and (hidden_defines or head_defines):
             raise ValueError("hidden_defines and head_defines tune the tiled_hidden shaders: pass tiled_hidden=True")
-        self.tuned = TUNED["small" if self.H <= WIDE_FROM else "wide"]  # the H100 sweep's row for this hidden size
+        self.tuned = TUNED["small" if self.H <= WIDE_FROM else "wide"]  # the tuned row for this hidden size
         predict_defines = self._forward_defines(None if self.split_hidden else forward_defines)
         self.forward_defines = (dict(MAX_IN=self.K, VEC4=int(self.H % 4 == 0), **(forward_defines or {}))
                                 if self.split_hidden else predict_defines)

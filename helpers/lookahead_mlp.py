@@ -140,7 +140,13 @@ class LookaheadMLP(Trainer):
 
 # --- notebook 09's sentences (tests/test_verdicts_nb09.py) -------------------------------------------------------
 
-MARGIN = 0.10   # one dispatch a step against two: medians closer than 10 % are never called different
+# One dispatch a step against two: epochs of two trainers whose medians are closer than 25 % are never called
+# different. An epoch holds Python's issue of every step, which moves between runs: on one H200 the fused
+# 784-128-10 epoch's median was 9.22, 9.74 and 11.3 ms in three runs of notebook 09, and the lookahead epoch
+# against it 1.12x, 1.07x and 1.01x; a 10 % margin called the pair different in one run and the same in two.
+# The same margin as helpers.bench.limits.EPOCHS (tests/test_verdicts_nb09.py checks that they agree).
+MARGIN = 0.25
+PARTS_MARGIN = 0.10   # the appendix: the kinds of work group of one trainer, their costs taken round by round
 
 
 def one_against_two(lookahead: timing.Timing, fused: timing.Timing, where: str = "here") -> timing.Verdict:
@@ -268,7 +274,7 @@ def beyond_floor(epoch: timing.Timing, floor: timing.Timing) -> timing.Timing:
 
 
 def whole_against_parts(whole: timing.Timing, parts: dict, floor: timing.Timing,
-                        margin: float = MARGIN) -> timing.Verdict:
+                        margin: float = PARTS_MARGIN) -> timing.Verdict:
     """The lookahead epoch with every kind of work group at work (whole) against each kind at work alone
     (parts: {kind: Timing}), each beyond the epoch with no group's work (floor); the epochs taken in turn
     (the appendix), so that a drift falls on the floor and the kinds alike. The whole's cost and the parts'

@@ -57,8 +57,8 @@ def test_layer_1_pieces_match_reference(ctx, n_in, hidden, step, ksplit):
 
 
 @pytest.mark.parametrize("hidden, step, ksplit, head", [
-    (37, 0, 3, None), (100, 1, 2, None), (100, 0, 3, dict(S=2, LOCAL=64))],
-    ids=["H37-three", "H100-leftover-two", "H100-S2-three"])
+    (37, 0, 3, None), (100, 1, 2, None), (100, 0, 3, dict(S=2, LOCAL=64)), (37, 1, 4, dict(S=1, LOCAL=1024))],
+    ids=["H37-three", "H100-leftover-two", "H100-S2-three", "H37-leftover-four-LOCAL1024"])   # the last: TUNED's wide head
 def test_head_adds_the_pieces(ctx, hidden, step, ksplit, head):
     """From pieces that add up to the reference's X·W1: the head writes A1 = relu(sum + b1) of the batch's
     rows, then dZ1, dlogits and the losses as the reference has them; rows past the batch stay unwritten."""

@@ -229,8 +229,10 @@ def test_dispatches_and_group_counts(ctx):
                                             lambda: reference.Adam(1e-3, eps=1e-6)], ids=["SGD", "Momentum", "Adam"])
 @pytest.mark.parametrize("n_in, hidden, batch_size, defines", [
     (784, 37, 37, None), (784, 100, 128, None), (20, 100, 1, None),
-    (784, 37, 37, dict(TQ=3, KQ=3, BS=2, BC=5)), (20, 100, 128, dict(TQ=1, KQ=3, BS=1, BC=7))],
-    ids=["784-37-B37", "784-100-B128", "20-100-B1", "784-37-TQ3-KQ3-BS2-BC5", "20-100-B128-one-slice"])
+    (784, 37, 37, dict(TQ=3, KQ=3, BS=2, BC=5)), (20, 100, 128, dict(TQ=1, KQ=3, BS=1, BC=7)),
+    (784, 100, 37, fused_mlp.TUNED["wide"]["backward_blocked"])],
+    ids=["784-37-B37", "784-100-B128", "20-100-B1", "784-37-TQ3-KQ3-BS2-BC5", "20-100-B128-one-slice",
+         "784-100-B37-wide-tuned"])
 def test_blocked_backward_update_matches_reference(ctx, make_optimizer, n_in, hidden, batch_size, defines):
     """One fused_backward_3_blocked dispatch from the reference's A1, dZ1 and dlogits (rows past the batch
     NaN) moves every parameter and its optimizer state as the reference optimizer's step does."""

@@ -110,19 +110,20 @@ def sweep(ctx, quick: bool) -> dict:
 
 
 # Whole epochs, batch 128, data resident: {hidden: {name: FusedMLP options}}; "default" is FusedMLP as it
-# stands (default_layout and TUNED). The wide net's head (fused_head_1_xent) gets more threads a sample; its
+# stands (default_layout and TUNED). The wide net's head (fused_head_1_xent) gets fewer threads a sample; its
 # layer 1 (fused_hidden_2_blocked) more and smaller work groups; the small net's forward one sample a group.
 EPOCHS = {
     HIDDEN: {"default": {},
              "forward S 1, KS 32 (128 groups)": dict(forward_defines=dict(S=1, KS=32)),
              "fused_backward_1 (not blocked)": dict(blocked=False, tiled_hidden=False)},
     "wide": {"default": {},
+             "head LOCAL 256": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=256)),
              "head LOCAL 512": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=512)),
-             "head LOCAL 1024": dict(blocked=True, tiled_hidden=True, head_defines=dict(LOCAL=1024)),
              "layer 1 in one piece (RQ 8, TQ 8, BK 8, KS 8: 100 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=ONE_PIECE),
              "layer 1 in 2 pieces (RQ 4, TQ 8, BK 8, KS 4: 400 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=4, TQ=8, BK=8, KS=4, KSPLIT=2)),
              "layer 1 in 7 pieces (RQ 8, TQ 8, BK 8, KS 2: 700 groups)": dict(blocked=True, tiled_hidden=True, hidden_defines=dict(RQ=8, TQ=8, BK=8, KS=2, KSPLIT=7)),
              "backward TQ 16, KQ 8, BS 4, BC 32": dict(blocked=True, tiled_hidden=True, backward_defines=dict(TQ=16, KQ=8, BS=4, BC=32)),
+             "backward TQ 8, KQ 8, BS 4, BC 16 (its file's)": dict(blocked=True, tiled_hidden=True, backward_defines=dict(TQ=8, KQ=8, BS=4, BC=16)),
              "blocked 2-pass (forward_1 + blocked backward)": dict(blocked=True, tiled_hidden=False)},
 }
 
