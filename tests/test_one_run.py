@@ -116,16 +116,7 @@ def test_verdicts_record_three_runs_on_the_results_card():
 
 # Verdicts the record shows flipping between runs: open defects, each with its measured reason. The test fails
 # on any other flip, and on one of these that stops flipping (then take it out of the list).
-KNOWN_TO_DIFFER: set = {
-    # On the H200 the 784-128-10 epochs of notebook 09's lookahead comparison spread about 10 % within a run
-    # (the fused epoch 9.22 ms (9.02-9.62), 9.74 ms (9.35-10.4), 11.3 ms (10.2-11.9) in the three runs): the
-    # fused epoch was 1.12x faster in one run, the same within the noise in two; the floor's verdict and the
-    # agreement with the record's follow it. Needs more rounds, taken in turn, and a re-run on the GPU.
-    "09_one_dispatch/lookahead-vs-fused", "09_one_dispatch/lookahead-floor", "09_one_dispatch/runs-agree",
-    # the same epochs in the appendix: every kind at once against the kinds alone added up, 4.76 against 7.35 ms
-    # with the bands overlapping in two runs, 5.11 (4.91-5.35) against 8.41 (7.35-9.22) ms apart in one
-    "appendix_experiments/lookahead-whole-vs-parts",
-}
+KNOWN_TO_DIFFER: set = set()
 # Notebooks whose verdicts fewer than three runs of the committed code executed: open defects, each with its
 # reason.
 KNOWN_TOO_FEW: set = set()
